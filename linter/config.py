@@ -1,0 +1,141 @@
+"""Configuration: `.mlcost-lint.toml` or `[tool.mlcost-lint]` in pyproject.toml,
+validated against ``config_schema.json``; merged with command-line options
+into one :class:`Settings` that every stage reads."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CONFIG_FILE = ".mlcost-lint.toml"
+
+
+class ConfigError(Exception):
+    """A configuration problem: exit 2 with this one-line message."""
+
+
+@dataclass(slots=True)
+class Policy:
+    allowed_gpu_types: list[str] | None = None
+    max_gpus_per_job: int | None = None
+    allowed_regions: list[str] | None = None
+
+
+@dataclass(slots=True)
+class Settings:
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    required_tags: list[str] = field(default_factory=lambda: ["team", "project", "cost-center"])
+    max_log_retention_days: int = 365
+    min_checkpoint_interval_steps: int = 100
+    max_checkpoints_per_run: int = 200
+    max_job_backoff_limit: int = 6
+    oversized_gpu_memory_fraction: float = 0.25
+    default_region: str | None = None
+    bucket_regions: dict[str, str] = field(default_factory=dict)
+    policy: Policy = field(default_factory=Policy)
+    # Resource bounds for hostile input (product.md, Bad input).
+    max_file_size_mb: float = 5.0
+    max_nesting_depth: int = 500
+    max_evaluation_steps: int = 2_000_000
+    # Where the config came from (for messages), and its folder (for relative globs).
+    source: str | None = None
+    root: Path = field(default_factory=Path.cwd)
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The nearest `.mlcost-lint.toml`, or pyproject.toml with
+    `[tool.mlcost-lint]`, searched upward from ``start``."""
+    start = start.resolve()
+    folder = start if start.is_dir() else start.parent
+    for candidate in (folder, *folder.parents):
+        own = candidate / CONFIG_FILE
+        if own.is_file():
+            return own, _load_toml(own)
+        pyproject = candidate / "pyproject.toml"
+        if pyproject.is_file():
+            data = _load_toml(pyproject)
+            section = data.get("tool", {}).get("mlcost-lint")
+            if section is not None:
+                return pyproject, section
+    return None
+
+
+def validate(raw: Any, source: str) -> None:
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parent / "config_schema.json").read_text())
+    validator = jsonschema.Draft7Validator(schema)
+    errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return
+    err = errors[0]
+    where = ".".join(str(p) for p in err.absolute_path)
+    if err.validator == "additionalProperties":
+        allowed = sorted(err.schema.get("properties", {}))
+        extra = sorted(set(err.instance) - set(allowed)) if isinstance(err.instance, dict) else []
+        key = ".".join(filter(None, [where, extra[0] if extra else ""]))
+        raise ConfigError(f"{source}: unknown key '{key}' (expected one of: {', '.join(allowed)})")
+    expected = {
+        "type": f"expected {err.validator_value}",
+        "minimum": f"expected a number >= {err.validator_value}",
+        "exclusiveMinimum": f"expected a number > {err.validator_value}",
+        "maximum": f"expected a number <= {err.validator_value}",
+        "minLength": "expected a non-empty string",
+    }.get(str(err.validator), err.message)
+    raise ConfigError(f"{source}: invalid value for '{where or '<root>'}': {expected}, got {_brief(err.instance)}")
+
+
+def _brief(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def settings_from_raw(raw: dict[str, Any], source: str | None, root: Path) -> Settings:
+    if source is not None:
+        validate(raw, source)
+    s = Settings(source=source, root=root)
+    for key, value in raw.items():
+        if key == "policy":
+            s.policy = Policy(
+                allowed_gpu_types=value.get("allowed-gpu-types"),
+                max_gpus_per_job=value.get("max-gpus-per-job"),
+                allowed_regions=value.get("allowed-regions"),
+            )
+        else:
+            setattr(s, key.replace("-", "_"), value)
+    return s
+
+
+def load_settings(config_file: Path | None, first_path: Path) -> Settings:
+    if config_file is not None:
+        if not config_file.is_file():
+            raise ConfigError(f"{config_file}: config file not found")
+        data = _load_toml(config_file)
+        if config_file.name == "pyproject.toml":
+            data = data.get("tool", {}).get("mlcost-lint", {})
+        return settings_from_raw(data, str(config_file), config_file.resolve().parent)
+    found = find_config(first_path)
+    if found is None:
+        return Settings()
+    path, data = found
+    return settings_from_raw(data, str(path), path.parent)

@@ -1,0 +1,102 @@
+"""Cloud resources from Terraform (configuration or plan), after evaluation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mlcost_lint.model.core import UNKNOWN, Location, Maybe, Related, Unknown
+
+
+@dataclass(slots=True)
+class CloudResource:
+    """One resource instance (``count``/``for_each`` expanded), or a synthetic
+    one read from a registry module's inputs (an EKS module's node group).
+
+    ``attrs`` holds evaluated argument values in plan-JSON shape: arguments as
+    values, nested blocks as lists of dicts under the block type. Any value
+    may be UNKNOWN. ``attr_locations`` maps dotted argument paths
+    (``"tags"``, ``"scaling_config.min_size"``, ``"lifecycle_rule"``) to where
+    they are written; :meth:`loc` falls back to the block itself.
+    """
+
+    type: str                      # "aws_eks_node_group"
+    name: str                      # "gpu"
+    address: str                   # "module.gpu.aws_eks_node_group.this[0]"
+    provider: str                  # "aws" | "google" | "azurerm" | other prefix
+    location: Location             # the resource block (or module call) start
+    attrs: dict[str, Any] = field(default_factory=dict)
+    attr_locations: dict[str, Location] = field(default_factory=dict)
+    # Effective cost tags/labels after provider default_tags/default_labels:
+    # None when the resource type takes no tags, UNKNOWN when they cannot be known.
+    tags: Maybe[dict[str, Any]] | None = None
+    tags_attribute: str = "tags"   # which argument carries them (tags, labels, resource_labels)
+    region: Maybe[str] = UNKNOWN   # region (zone resolved to its region) or GCS multi-region
+    zone: Maybe[str] | None = None
+    module_calls: tuple[Location, ...] = ()   # the module blocks that led here, outermost first
+    origin: str = "terraform"      # "terraform" | "plan" | "module-input"
+    mode: str = "managed"          # "managed" | "data"
+
+    def loc(self, attr_path: str | None = None) -> Location:
+        if attr_path:
+            parts = attr_path.split(".")
+            while parts:
+                hit = self.attr_locations.get(".".join(parts))
+                if hit is not None:
+                    return hit
+                parts.pop()
+        return self.location
+
+    def get(self, attr_path: str, default: Any = None) -> Any:
+        """Read a dotted path through arguments and (first) nested blocks.
+        UNKNOWN on the way yields UNKNOWN; a missing key yields ``default``."""
+        node: Any = self.attrs
+        for part in attr_path.split("."):
+            if node is UNKNOWN:
+                return UNKNOWN
+            if isinstance(node, list):
+                if not node:
+                    return default
+                node = node[0]
+                if node is UNKNOWN:
+                    return UNKNOWN
+            if isinstance(node, dict):
+                if part not in node:
+                    return default
+                node = node[part]
+            else:
+                return default
+        return node
+
+    def related_module_calls(self) -> tuple[Related, ...]:
+        return tuple(Related(loc, "called from this module block") for loc in self.module_calls)
+
+
+@dataclass(slots=True)
+class ProviderConfig:
+    """A provider block (one per alias) with what rules need from it."""
+
+    name: str                      # "aws"
+    alias: str | None
+    location: Location
+    region: Maybe[str] | None = None
+    default_tags: Maybe[dict[str, Any]] | None = None  # AWS default_tags / Google default_labels
+
+
+@dataclass(slots=True)
+class TerraformModel:
+    resources: list[CloudResource] = field(default_factory=list)
+    providers: list[ProviderConfig] = field(default_factory=list)
+    # Problems evaluation hit (cycles, step limit): reported as MLC001 by path.
+    diagnostics: list[tuple[Location, str]] = field(default_factory=list)
+
+    def of_type(self, *types: str) -> list[CloudResource]:
+        wanted = set(types)
+        return [r for r in self.resources if r.type in wanted]
+
+
+def resource_provider(resource_type: str) -> str:
+    return resource_type.split("_", 1)[0]
+
+
+__all__ = ["CloudResource", "ProviderConfig", "TerraformModel", "resource_provider", "Unknown"]

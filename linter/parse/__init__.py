@@ -1,0 +1,137 @@
+"""The parse stage: one file's bytes to a :class:`ParsedFile`.
+
+Never raises for bad input: a file that is ours and cannot be read becomes a
+:class:`ParseError` (reported as MLC001); a file that is not ours is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from mlcost_lint.parse.document import FileKind, ParsedFile, ParseError
+from mlcost_lint.parse.suppressions import scan
+
+# Text that shows a YAML/JSON file is ours even when it does not parse
+# (rules.md, Settled questions: MLC001 for YAML/JSON).
+_K8S_HINT = re.compile(r"^\s*apiVersion\s*:", re.M)
+_KIND_HINT = re.compile(r"^\s*kind\s*:", re.M)
+_TRAINING_HINT = re.compile(
+    r"(?m)^\s*[\"']?(per_device_train_batch_size|gradient_accumulation_steps|learning_rate|"
+    r"num_train_epochs|save_strategy|save_total_limit|base_model|model_name_or_path|"
+    r"zero_optimization|train_micro_batch_size_per_gpu|train_batch_size|distributed_type|"
+    r"mixed_precision|_component_|exp_manager|micro_batch_size|output_dir)[\"']?\s*:"
+)
+_TEMPLATE_SYNTAX = re.compile(r"\{\{.*?\}\}|\{%-?.*?-?%\}", re.S)
+
+
+def looks_ours(text: str) -> bool:
+    return bool((_K8S_HINT.search(text) and _KIND_HINT.search(text)) or _TRAINING_HINT.search(text))
+
+
+def decode(data: bytes) -> tuple[str | None, str | None]:
+    """(text, None) or (None, error message). UTF-8 with or without a BOM;
+    UTF-16 when it carries a BOM. NUL bytes mean binary."""
+    if data.startswith(b"\xff\xfe") or data.startswith(b"\xfe\xff"):
+        try:
+            return data.decode("utf-16"), None
+        except UnicodeDecodeError as exc:
+            return None, f"not valid UTF-16 at byte {exc.start}"
+    if b"\x00" in data:
+        return None, f"binary content (NUL byte at offset {data.index(b'\x00')})"
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8 at byte {exc.start}"
+
+
+def _line_col_of_offset(data: bytes, offset: int) -> tuple[int, int]:
+    before = data[:offset]
+    line = before.count(b"\n") + 1
+    col = offset - (before.rfind(b"\n") + 1) + 1
+    return line, col
+
+
+def parse_bytes(data: bytes, path: str, kind: FileKind, *, max_depth: int = 500) -> ParsedFile:
+    result = ParsedFile(path=path, kind=kind)
+    text, problem = decode(data)
+    if text is None:
+        always_ours = kind in (FileKind.TERRAFORM, FileKind.TERRAFORM_VARS, FileKind.TERRAFORM_JSON)
+        sample = data[:65536].decode("utf-8", "replace")
+        if always_ours or looks_ours(sample):
+            offset = 0
+            m = re.search(r"byte (\d+)|offset (\d+)", problem or "")
+            if m:
+                offset = int(m.group(1) or m.group(2))
+            line, col = _line_col_of_offset(data, offset)
+            result.errors.append(ParseError(path, line, col, f"cannot read file: {problem}"))
+        else:
+            result.skipped_reason = problem
+        return result
+    result.suppressions, result.comment_lines = scan(text)
+    if kind in (FileKind.TERRAFORM, FileKind.TERRAFORM_VARS):
+        _parse_hcl(text, result)
+    elif kind is FileKind.YAML:
+        _parse_yaml(text, result, max_depth)
+    else:
+        _parse_json(text, result, max_depth)
+    return result
+
+
+def _parse_hcl(text: str, result: ParsedFile) -> None:
+    from mlcost_lint.parse.hcl import HclSyntaxError, parse_hcl
+
+    try:
+        result.hcl = parse_hcl(text, result.path)
+    except HclSyntaxError as exc:
+        result.errors.append(ParseError(result.path, exc.line, exc.column, exc.message))
+
+
+def _parse_yaml(text: str, result: ParsedFile, max_depth: int) -> None:
+    from mlcost_lint.parse.yamljson import DocumentError, parse_yaml
+
+    try:
+        result.documents = parse_yaml(text, result.path, max_depth=max_depth)
+    except DocumentError as exc:
+        if _TEMPLATE_SYNTAX.search(text):
+            result.skipped_reason = "template syntax ({{ ... }}): render it first (helm template ... | mlcost-lint -)"
+        elif looks_ours(text):
+            result.errors.append(ParseError(result.path, exc.line, exc.column, exc.message))
+        else:
+            result.skipped_reason = "not YAML we read"
+
+
+def _parse_json(text: str, result: ParsedFile, max_depth: int) -> None:
+    from mlcost_lint.parse.yamljson import DocumentError, parse_json
+
+    try:
+        result.documents = [parse_json(text, result.path, max_depth=max_depth)]
+    except DocumentError as exc:
+        if result.kind is FileKind.TERRAFORM_JSON or (
+            not _TEMPLATE_SYNTAX.search(text) and (looks_ours(text) or '"resource"' in text)):
+            result.errors.append(ParseError(result.path, exc.line, exc.column, exc.message))
+        else:
+            result.skipped_reason = "not JSON we read"
+
+
+def parse_path(path: Path, display: str, kind: FileKind, *, max_bytes: int, max_depth: int = 500) -> ParsedFile:
+    """Read and parse one file, turning I/O problems and size into findings."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            result = ParsedFile(path=display, kind=kind)
+            result.errors.append(ParseError(
+                display, 1, 1,
+                f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.1f} MB limit (max-file-size-mb); not parsed"))
+            return result
+        with path.open("rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except FileNotFoundError:
+        result = ParsedFile(path=display, kind=kind)
+        result.skipped_reason = "file vanished during the scan"
+        return result
+    except OSError as exc:
+        result = ParsedFile(path=display, kind=kind)
+        result.errors.append(ParseError(display, 1, 1, f"cannot read file: {exc.strerror or exc}"))
+        return result
+    return parse_bytes(data, display, kind, max_depth=max_depth)

@@ -1,0 +1,104 @@
+"""What the parse stage produces: located trees, independent of what they mean.
+
+A YAML or JSON document is kept as plain Python data (dicts, lists, scalars)
+plus a table of positions keyed by the path of each node, so that rules read
+ordinary values and still report exact lines:
+
+    doc.data["spec"]["template"]["spec"]["containers"][0]["resources"]
+    doc.position(("spec", "template", "spec", "containers", 0, "resources"))
+
+For a mapping entry the position is the key's; for a sequence item it is the
+item's start. Everything here is picklable, so parse results can be cached
+and sent between worker processes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from mlcost_lint.model.core import Location
+
+KeyPath = tuple  # tuple[str | int, ...]
+
+
+class FileKind(str, Enum):
+    TERRAFORM = "terraform"            # .tf
+    TERRAFORM_JSON = "terraform-json"  # .tf.json
+    TERRAFORM_VARS = "terraform-vars"  # .tfvars, .auto.tfvars (HCL) and .tfvars.json
+    TERRAFORM_PLAN = "terraform-plan"  # `terraform show -json` output
+    YAML = "yaml"                      # Kubernetes manifests and training configs
+    JSON = "json"
+
+
+@dataclass(slots=True)
+class Document:
+    """One YAML document (or a whole JSON file) with its positions."""
+
+    path: str
+    index: int                     # 0-based document index in a multi-document file
+    data: Any
+    positions: dict[KeyPath, tuple[int, int]] = field(default_factory=dict)
+    start_line: int = 1
+    end_line: int = 1
+
+    def position(self, key_path: KeyPath) -> tuple[int, int] | None:
+        return self.positions.get(tuple(key_path))
+
+    def location(self, key_path: KeyPath = ()) -> Location:
+        """The location of ``key_path``, or of its nearest located ancestor."""
+        key_path = tuple(key_path)
+        while True:
+            pos = self.positions.get(key_path)
+            if pos is not None:
+                return Location(self.path, pos[0], pos[1])
+            if not key_path:
+                return Location(self.path, self.start_line, 1)
+            key_path = key_path[:-1]
+
+    def get(self, key_path: KeyPath, default: Any = None) -> Any:
+        node = self.data
+        for key in key_path:
+            if isinstance(node, dict) and key in node:
+                node = node[key]
+            elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+                node = node[key]
+            else:
+                return default
+        return node
+
+
+@dataclass(frozen=True, slots=True)
+class Suppression:
+    """A ``# mlcost-lint: ignore[...]`` comment. ``codes`` empty means all."""
+
+    line: int
+    codes: tuple[str, ...]
+    whole_file: bool
+    comment_only_line: bool   # the comment stands alone on its line (applies to the next line)
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class ParseError:
+    """A file that is ours but could not be read: becomes an MLC001 finding."""
+
+    path: str
+    line: int
+    column: int
+    message: str
+
+
+@dataclass(slots=True)
+class ParsedFile:
+    """Everything the later stages need from one file; cached by content hash."""
+
+    path: str                   # display path
+    kind: FileKind
+    documents: list[Document] = field(default_factory=list)   # YAML / JSON
+    hcl: Any = None             # mlcost_lint.parse.hcl.HclBody for .tf/.tfvars
+    errors: list[ParseError] = field(default_factory=list)
+    suppressions: list[Suppression] = field(default_factory=list)
+    comment_lines: frozenset[int] = frozenset()  # lines holding only a comment
+    skipped_reason: str | None = None   # e.g. "Helm template"; not ours, no finding

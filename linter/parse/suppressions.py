@@ -1,0 +1,44 @@
+"""Suppression comments: ``# mlcost-lint: ignore[MLC101,MLC3] reason`` (or ``//``).
+
+Read from the raw text at parse time (cheap, cached with the parse result):
+the parsers drop comments, and JSON has none.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mlcost_lint.parse.document import Suppression
+
+_DIRECTIVE = re.compile(
+    r"(?:#|//)\s*mlcost-lint:\s*(?P<kind>ignore-file|ignore)\b"
+    r"(?:\[(?P<codes>[^\]]*)\])?(?P<reason>.*)$"
+)
+_COMMENT_ONLY = re.compile(r"^\s*(?:#|//)")
+
+
+def scan(text: str) -> tuple[list[Suppression], frozenset[int]]:
+    """Suppressions and the set of comment-only line numbers (1-based)."""
+    suppressions: list[Suppression] = []
+    comment_lines: set[int] = set()
+    if "mlcost-lint" not in text and "#" not in text and "//" not in text:
+        return suppressions, frozenset()
+    for number, line in enumerate(text.splitlines(), start=1):
+        comment_only = bool(_COMMENT_ONLY.match(line))
+        if comment_only:
+            comment_lines.add(number)
+        if "mlcost-lint" not in line:
+            continue
+        m = _DIRECTIVE.search(line)
+        if not m:
+            continue
+        codes = tuple(c.strip().upper() if c.strip().upper().startswith("MLC") else c.strip()
+                      for c in (m.group("codes") or "").split(",") if c.strip())
+        suppressions.append(Suppression(
+            line=number,
+            codes=codes,
+            whole_file=m.group("kind") == "ignore-file",
+            comment_only_line=comment_only,
+            reason=m.group("reason").strip(" -:—"),
+        ))
+    return suppressions, frozenset(comment_lines)

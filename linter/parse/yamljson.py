@@ -1,0 +1,256 @@
+"""YAML and JSON to located :class:`Document` objects.
+
+YAML: PyYAML's composer (the C one when present) gives every node a start
+mark; we turn the node graph into plain data and a position table ourselves,
+so no constructor ever runs (no Python object tags, no custom constructors).
+Anchors are converted once and shared, and the expanded size of the
+document is bounded, so an alias bomb costs nothing to read and is refused.
+
+JSON: values come from :func:`json.loads` (exact JSON semantics), positions
+from the YAML composer over the same text (JSON is YAML flow syntax), with a
+fall back to the document start when the composer disagrees.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import yaml
+
+from mlcost_lint.parse.document import Document, KeyPath
+
+try:  # the C composer is ~10x faster; the pure one is a fallback
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_UNSAFE_TAG_PREFIX = "tag:yaml.org,2002:python/"
+
+
+class DocumentError(Exception):
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+class _Converter:
+    """Node graph -> (data, positions), with depth and size bounds."""
+
+    def __init__(self, path: str, max_depth: int, max_nodes: int, record: bool = True) -> None:
+        self.path = path
+        self.max_depth = max_depth
+        self.max_nodes = max_nodes
+        self.record = record
+        self.positions: dict[KeyPath, tuple[int, int]] = {}
+        self.done: dict[int, Any] = {}       # id(node) -> converted value (anchors)
+        self.sizes: dict[int, int] = {}      # id(node) -> expanded node count
+        self.expanded = 0
+        self._scalar = yaml.constructor.SafeConstructor()
+
+    def _mark(self, node: yaml.Node) -> tuple[int, int]:
+        return node.start_mark.line + 1, node.start_mark.column + 1
+
+    def _count(self, node: yaml.Node) -> int:
+        """Expanded size of ``node`` (aliases counted every time they appear),
+        memoised so a bomb is measured in linear time."""
+        key = id(node)
+        hit = self.sizes.get(key)
+        if hit is not None:
+            return hit
+        self.sizes[key] = 1  # cycles (recursive anchors) count once
+        if isinstance(node, yaml.MappingNode):
+            total = 1 + sum(self._count(k) + self._count(v) for k, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            total = 1 + sum(self._count(v) for v in node.value)
+        else:
+            total = 1
+        total = min(total, self.max_nodes + 1)
+        self.sizes[key] = total
+        return total
+
+    def convert(self, node: yaml.Node) -> Any:
+        if self._count(node) > self.max_nodes:
+            line, col = self._mark(node)
+            raise DocumentError(
+                f"document expands to more than {self.max_nodes} nodes through aliases; refused",
+                line, col)
+        return self._convert(node, (), 0)
+
+    def _convert(self, node: yaml.Node, path: KeyPath, depth: int) -> Any:
+        if depth > self.max_depth:
+            line, col = self._mark(node)
+            raise DocumentError(f"nesting deeper than {self.max_depth} levels", line, col)
+        tag = node.tag or ""
+        if tag.startswith(_UNSAFE_TAG_PREFIX):
+            line, col = self._mark(node)
+            raise DocumentError(f"unsafe YAML tag '!!{tag[len('tag:yaml.org,2002:'):]}' refused", line, col)
+        key = id(node)
+        if key in self.done:
+            # An alias: reuse the converted value; positions stay at the anchor.
+            return self.done[key]
+        if isinstance(node, yaml.ScalarNode):
+            value = self._scalar_value(node)
+            self.done[key] = value
+            return value
+        if isinstance(node, yaml.SequenceNode):
+            out_list: list[Any] = []
+            self.done[key] = out_list
+            for i, item in enumerate(node.value):
+                if self.record:
+                    self.positions[path + (i,)] = self._mark(item)
+                out_list.append(self._convert(item, path + (i,), depth + 1))
+            return out_list
+        out: dict[Any, Any] = {}
+        self.done[key] = out
+        merges: list[Any] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                merges.append(value_node)
+                continue
+            k = self._convert(key_node, path, depth + 1) if not isinstance(key_node, yaml.ScalarNode) \
+                else self._scalar_value(key_node)
+            if not _hashable(k):
+                k = str(k)
+            if self.record:
+                self.positions[path + (k,)] = self._mark(key_node)
+            out[k] = self._convert(value_node, path + (k,), depth + 1)
+        for merge_node in merges:  # YAML merge keys: explicit keys win
+            sources = merge_node.value if isinstance(merge_node, yaml.SequenceNode) else [merge_node]
+            for src in sources:
+                value = self._convert(src, path, depth + 1)
+                if isinstance(value, dict):
+                    for k, v in value.items():
+                        out.setdefault(k, v)
+        return out
+
+    def _scalar_value(self, node: yaml.ScalarNode) -> Any:
+        tag = node.tag or ""
+        if tag.startswith("tag:yaml.org,2002:") and tag not in ("tag:yaml.org,2002:binary",):
+            try:
+                value = self._scalar.construct_object(node)
+            except Exception:
+                return node.value
+            if isinstance(value, float) and not math.isfinite(value):
+                return node.value  # .nan / .inf stay as written
+            if not isinstance(value, (str, int, float, bool, type(None))):
+                return node.value  # timestamps and sets: keep the text
+            return value
+        return node.value  # custom tags (!Ref, !!binary): the text as written
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _problem_position(exc: yaml.YAMLError) -> tuple[int, int]:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    if mark is None:
+        return 1, 1
+    return mark.line + 1, mark.column + 1
+
+
+def _yaml_error_message(exc: yaml.YAMLError) -> str:
+    problem = getattr(exc, "problem", None)
+    context = getattr(exc, "context", None)
+    text = " ".join(p for p in (context, problem) if p) or str(exc).splitlines()[0]
+    return f"YAML syntax error: {text}"
+
+
+def parse_yaml(text: str, path: str, *, max_depth: int = 500, max_nodes: int = 2_000_000) -> list[Document]:
+    """All documents of a YAML stream. Raises :class:`DocumentError`."""
+    docs: list[Document] = []
+    try:
+        loader = _Loader(text)
+    except yaml.YAMLError as exc:  # pragma: no cover - reader errors surface here
+        line, col = _problem_position(exc)
+        raise DocumentError(_yaml_error_message(exc), line, col) from None
+    try:
+        index = 0
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            conv = _Converter(path, max_depth, max_nodes)
+            try:
+                data = conv.convert(node)
+            except RecursionError:
+                line, col = node.start_mark.line + 1, node.start_mark.column + 1
+                raise DocumentError("nesting too deep to read", line, col) from None
+            docs.append(Document(
+                path=path, index=index, data=data, positions=conv.positions,
+                start_line=node.start_mark.line + 1, end_line=node.end_mark.line + 1,
+            ))
+            index += 1
+    except yaml.YAMLError as exc:
+        line, col = _problem_position(exc)
+        raise DocumentError(_yaml_error_message(exc), line, col) from None
+    except RecursionError:
+        raise DocumentError("nesting too deep to read") from None
+    finally:
+        loader.dispose()
+    return docs
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json(text: str, path: str, *, max_depth: int = 500, max_nodes: int = 2_000_000) -> Document:
+    """A JSON file as one document. Raises :class:`DocumentError`."""
+    depth = _json_depth(text)
+    if depth > max_depth:
+        raise DocumentError(f"nesting deeper than {max_depth} levels")
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise DocumentError(f"JSON syntax error: {exc.msg}", exc.lineno, exc.colno) from None
+    except (ValueError, RecursionError) as exc:
+        raise DocumentError(f"JSON error: {exc}") from None
+    positions: dict[KeyPath, tuple[int, int]] = {}
+    end_line = text.count("\n") + 1
+    try:
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+        finally:
+            loader.dispose()
+        if node is not None:
+            conv = _Converter(path, max_depth, max_nodes)
+            conv.convert(node)
+            positions = conv.positions
+    except (yaml.YAMLError, DocumentError, RecursionError):
+        positions = {}  # values are right; lines fall back to the document start
+    return Document(path=path, index=0, data=data, positions=positions, start_line=1, end_line=end_line)
+
+
+def _json_depth(text: str) -> int:
+    """Maximum bracket depth, ignoring strings: a cheap guard before json.loads
+    (whose C scanner recurses) sees a 10,000-level document."""
+    depth = best = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > best:
+                best = depth
+        elif ch in "]}":
+            depth -= 1
+    return best

@@ -1,0 +1,139 @@
+"""The rule interface: what a rule module declares and what it returns.
+
+A rule is a small class in ``mlcost_lint.rules.<category>``::
+
+    class MissingCostTags(Rule):
+        \"\"\"## What it does ... ## Why is this expensive ... ## Example ... ## Fix ...\"\"\"
+        code = "MLC101"
+        name = "missing-cost-tags"
+        level = Level.WARNING
+        confidence = Confidence.HIGH
+        category = Category.ATTRIBUTION
+        summary = "Cost-bearing resource lacks required cost tags"
+        fix = "Add the missing keys to tags (or the provider's default_tags)."
+
+        def check(self, project, settings):
+            yield self.finding(...)
+
+It inspects the model and yields findings; it never parses files or formats
+output. The engine finds every Rule subclass by walking the package.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, ClassVar, Iterable
+
+from mlcost_lint.model.core import Location, Related
+
+if TYPE_CHECKING:
+    from mlcost_lint.config import Settings
+    from mlcost_lint.model.project import Project
+
+
+class Level(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 3, "warning": 2, "note": 1}[self.value]
+
+
+class Confidence(str, Enum):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+    @property
+    def sarif_precision(self) -> str:
+        return {"high": "very-high", "medium": "high", "low": "medium"}[self.value]
+
+
+class Category(str, Enum):
+    DIAGNOSTICS = "diagnostics"
+    ATTRIBUTION = "attribution"
+    COMPUTE = "compute"
+    STORAGE = "storage"
+    LOGGING = "logging"
+    NETWORK = "network"
+    EFFICIENCY = "efficiency"   # training efficiency: compute spent on waste
+    RELIABILITY = "reliability"
+    GOVERNANCE = "governance"
+
+
+@dataclass(slots=True)
+class Finding:
+    code: str
+    message: str
+    location: Location
+    address: str                       # logical address of the flagged object (fingerprints, baselines)
+    level: Level = Level.WARNING
+    related: tuple[Related, ...] = ()
+    # First line of the block / mapping the finding flags: a suppression
+    # comment directly above it applies (product.md, Suppressions).
+    object_line: int | None = None
+
+    def sort_key(self) -> tuple:
+        return (self.location.path, self.location.line, self.location.column, self.code,
+                self.address, self.message)
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    level: ClassVar[Level]
+    confidence: ClassVar[Confidence]
+    category: ClassVar[Category]
+    summary: ClassVar[str]            # one line, shown by `mlcost-lint rules` and in SARIF shortDescription
+    fix: ClassVar[str] = ""           # one-line fix hint for the grouped text output
+
+    def check(self, project: "Project", settings: "Settings") -> Iterable[Finding]:
+        raise NotImplementedError
+
+    # -- helpers for rule authors ----------------------------------------
+    def finding(
+        self,
+        message: str,
+        location: Location,
+        address: str,
+        *,
+        related: Iterable[Related] = (),
+        object_line: int | None = None,
+    ) -> Finding:
+        return Finding(
+            code=self.code,
+            message=message,
+            location=location,
+            address=address,
+            level=self.level,
+            related=tuple(related),
+            object_line=object_line,
+        )
+
+    @classmethod
+    def docs(cls) -> str:
+        """The rule's ruff-style documentation (Markdown), from its docstring."""
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def doc_sections(cls) -> dict[str, str]:
+        sections: dict[str, str] = {}
+        current = None
+        lines: list[str] = []
+        for line in cls.docs().splitlines():
+            if line.startswith("## "):
+                if current is not None:
+                    sections[current] = "\n".join(lines).strip()
+                current, lines = line[3:].strip(), []
+            else:
+                lines.append(line)
+        if current is not None:
+            sections[current] = "\n".join(lines).strip()
+        return sections
+
+
+REQUIRED_DOC_SECTIONS = ("What it does", "Why is this expensive", "Example", "Fix")
