@@ -17,3 +17,7 @@ The flow, one module (or package) per stage:
 """
 
 __version__ = "0.1.0"
+
+# Where the rule documentation lives (SARIF helpUri, `mlcost-lint explain`).
+HOMEPAGE = "https://github.com/mlcost-lint/mlcost-lint"
+DOCS_URL = f"{HOMEPAGE}/blob/main/docs/rules.md"

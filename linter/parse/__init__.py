@@ -38,7 +38,8 @@ def decode(data: bytes) -> tuple[str | None, str | None]:
         except UnicodeDecodeError as exc:
             return None, f"not valid UTF-16 at byte {exc.start}"
     if b"\x00" in data:
-        return None, f"binary content (NUL byte at offset {data.index(b'\x00')})"
+        nul = data.index(b"\x00")
+        return None, f"binary content (NUL byte at offset {nul})"
     try:
         return data.decode("utf-8-sig"), None
     except UnicodeDecodeError as exc:
@@ -69,7 +70,7 @@ def parse_bytes(data: bytes, path: str, kind: FileKind, *, max_depth: int = 500)
             result.skipped_reason = problem
         return result
     result.suppressions, result.comment_lines = scan(text)
-    if kind in (FileKind.TERRAFORM, FileKind.TERRAFORM_VARS):
+    if kind in (FileKind.TERRAFORM, FileKind.TERRAFORM_VARS) and not path.endswith(".json"):
         _parse_hcl(text, result)
     elif kind is FileKind.YAML:
         _parse_yaml(text, result, max_depth)
@@ -112,6 +113,19 @@ def _parse_json(text: str, result: ParsedFile, max_depth: int) -> None:
             result.errors.append(ParseError(result.path, exc.line, exc.column, exc.message))
         else:
             result.skipped_reason = "not JSON we read"
+
+
+_HCL_SNIFF = re.compile(r'^\s*(resource|variable|provider|module|terraform|locals|data|output)\s+["{a-z]', re.M)
+
+
+def sniff_kind(data: bytes) -> FileKind:
+    """The kind of standard input, from its content."""
+    head = data[:4096].lstrip().decode("utf-8", "replace")
+    if head.startswith(("{", "[")):
+        return FileKind.JSON
+    if _HCL_SNIFF.search(head):
+        return FileKind.TERRAFORM
+    return FileKind.YAML
 
 
 def parse_path(path: Path, display: str, kind: FileKind, *, max_bytes: int, max_depth: int = 500) -> ParsedFile:

@@ -1,0 +1,137 @@
+"""The discover stage: which files to read, and what kind each one is.
+
+Classification here is by name only (cheap); content decides later what a
+YAML/JSON document is (Kubernetes object, training config, plan, or nothing).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from mlcost_lint.parse.document import FileKind, ParseError
+
+# Folders never worth reading: VCS data, downloaded modules, dependencies, caches.
+SKIPPED_DIRS = frozenset({
+    ".git", ".hg", ".svn", ".terraform", "node_modules", ".venv", "venv", ".tox", ".nox",
+    "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".mlcost_lint_cache",
+    "site-packages", ".eggs", ".idea", ".vscode", ".terragrunt-cache", ".hypothesis",
+})
+
+# Longest suffix first: ".tf.json" before ".json".
+SUFFIX_KINDS: tuple[tuple[str, FileKind], ...] = (
+    (".tfvars.json", FileKind.TERRAFORM_VARS),
+    (".tf.json", FileKind.TERRAFORM_JSON),
+    (".tfvars", FileKind.TERRAFORM_VARS),
+    (".tf", FileKind.TERRAFORM),
+    (".yaml", FileKind.YAML),
+    (".yml", FileKind.YAML),
+    (".json", FileKind.JSON),
+)
+
+STDIN = "-"
+STDIN_DISPLAY = "stdin"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    path: Path          # where to read it (STDIN for standard input)
+    display: str        # relative to the working directory, "/"-separated
+    kind: FileKind
+
+
+@dataclass(slots=True)
+class Discovery:
+    files: list[SourceFile] = field(default_factory=list)
+    errors: list[ParseError] = field(default_factory=list)
+
+
+def kind_of(name: str) -> FileKind | None:
+    lower = name.lower()
+    for suffix, kind in SUFFIX_KINDS:
+        if lower.endswith(suffix):
+            return kind
+    return None
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    try:
+        rel = os.path.relpath(path, cwd)
+    except ValueError:  # another drive on Windows
+        rel = str(path)
+    return PurePosixPath(Path(rel).as_posix()).as_posix()
+
+
+def is_excluded(display: str, patterns: list[str], root: Path, cwd: Path) -> bool:
+    if not patterns:
+        return False
+    candidates = {display, display.rsplit("/", 1)[-1]}
+    try:
+        candidates.add((cwd / display).resolve().relative_to(root.resolve()).as_posix())
+    except (ValueError, OSError):
+        pass
+    for pattern in patterns:
+        pat = pattern.rstrip("/")
+        for cand in candidates:
+            if fnmatch.fnmatchcase(cand, pat) or fnmatch.fnmatchcase(cand, pat + "/*") \
+                    or cand.startswith(pat + "/"):
+                return True
+            # A bare folder name excludes it anywhere (like ruff's exclude).
+            if "/" not in pat and pat in cand.split("/")[:-1]:
+                return True
+    return False
+
+
+def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None = None) -> Discovery:
+    cwd = cwd or Path.cwd()
+    out = Discovery()
+    seen: set[str] = set()
+
+    def add(path: Path, kind: FileKind) -> None:
+        display = display_path(path, cwd)
+        if display in seen or is_excluded(display, exclude, root, cwd):
+            return
+        seen.add(display)
+        out.files.append(SourceFile(path, display, kind))
+
+    for raw in paths:
+        if raw == STDIN:
+            if STDIN_DISPLAY not in seen:
+                seen.add(STDIN_DISPLAY)
+                out.files.append(SourceFile(Path(STDIN), STDIN_DISPLAY, FileKind.YAML))
+            continue
+        start = Path(raw)
+        if start.is_file():
+            # A file named explicitly is read whatever its name, if we know its kind.
+            kind = kind_of(start.name)
+            if kind is not None:
+                add(start, kind)
+            continue
+        if not start.is_dir():
+            out.errors.append(ParseError(display_path(start, cwd), 1, 1, "path does not exist"))
+            continue
+
+        def on_error(exc: OSError, _start: Path = start) -> None:
+            where = display_path(Path(exc.filename or _start), cwd)
+            out.errors.append(ParseError(where, 1, 1, f"cannot read directory: {exc.strerror or exc}"))
+
+        # followlinks=False: symlinked folders (and loops) are never entered.
+        for dirpath, dirnames, filenames in os.walk(start, onerror=on_error, followlinks=False):
+            here = Path(dirpath)
+            dirnames[:] = sorted(
+                d for d in dirnames
+                if d not in SKIPPED_DIRS and not (here / d / "pyvenv.cfg").exists()
+                and not is_excluded(display_path(here / d, cwd), exclude, root, cwd)
+            )
+            for name in sorted(filenames):
+                kind = kind_of(name)
+                if kind is None:
+                    continue
+                full = here / name
+                if full.is_symlink():
+                    continue  # links may point outside the tree; not followed by default
+                add(full, kind)
+    out.files.sort(key=lambda f: f.display)
+    return out

@@ -1,0 +1,134 @@
+"""SARIF 2.1.0 for GitHub code scanning, built with the ``sarif-om`` object model.
+
+Rule metadata goes in ``tool.driver.rules`` (GitHub shows it in the alert);
+each result has a physical location relative to ``%SRCROOT%`` and a
+``partialFingerprints`` entry from rule + path + object address, so alerts
+survive lines moving. No absolute machine paths are written.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+import attr
+import sarif_om as om
+
+from mlcost_lint import DOCS_URL, __version__
+from mlcost_lint.report import ReportInput, fingerprints
+from mlcost_lint.rule import Rule
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+FINGERPRINT_KEY = "mlcostLint/v1"
+_PROBLEM_SEVERITY = {"error": "error", "warning": "warning", "note": "recommendation"}
+
+
+@attr.s
+class _RuleProperties(om.PropertyBag):
+    precision = attr.ib(default=None, metadata={"schema_property_name": "precision"})
+    problem_severity = attr.ib(default=None, metadata={"schema_property_name": "problem.severity"})
+    confidence = attr.ib(default=None, metadata={"schema_property_name": "confidence"})
+    category = attr.ib(default=None, metadata={"schema_property_name": "category"})
+
+
+@attr.s
+class _ResultProperties(om.PropertyBag):
+    address = attr.ib(default=None, metadata={"schema_property_name": "address"})
+
+
+def _to_json(obj: Any) -> Any:
+    """sarif-om objects -> JSON data, by each field's schema property name;
+    None and the generator's -1 sentinels are left out."""
+    if attr.has(type(obj)):
+        out = {}
+        for f in attr.fields(type(obj)):
+            value = getattr(obj, f.name)
+            if value is None or (value in (-1, -1.0) and f.default in (-1, -1.0)
+                                 and not isinstance(value, bool)):
+                continue
+            out[f.metadata.get("schema_property_name", f.name)] = _to_json(value)
+        return out
+    if isinstance(obj, dict):
+        return {k: _to_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_to_json(v) for v in obj]
+    return obj
+
+
+def artifact_uri(path: str) -> str:
+    """A relative, normalised URI for a display path."""
+    clean = path.replace("\\", "/")
+    while clean.startswith("./"):
+        clean = clean[2:]
+    return quote(clean, safe="/-._~")
+
+
+def help_uri(rule: type[Rule]) -> str:
+    return f"{DOCS_URL}#{rule.code.lower()}-{rule.name}"
+
+
+def _descriptor(rule: type[Rule]) -> om.ReportingDescriptor:
+    sections = rule.doc_sections()
+    what = sections.get("What it does", rule.summary)
+    text_help = f"{rule.summary}\n\n" + "\n\n".join(f"{k}:\n{v}" for k, v in sections.items())
+    return om.ReportingDescriptor(
+        id=rule.code,
+        name=rule.name,
+        short_description=om.MultiformatMessageString(text=rule.summary),
+        full_description=om.MultiformatMessageString(text=what[:1000]),
+        help=om.MultiformatMessageString(text=text_help, markdown=f"**{rule.summary}**\n\n{rule.docs()}"),
+        help_uri=help_uri(rule),
+        default_configuration=om.ReportingConfiguration(level=rule.level.value),
+        properties=_RuleProperties(
+            tags=["cost", rule.category.value],
+            precision=rule.confidence.sarif_precision,
+            problem_severity=_PROBLEM_SEVERITY[rule.level.value],
+        ),
+    )
+
+
+def _physical(path: str, line: int, column: int, end_line: int | None = None) -> om.PhysicalLocation:
+    region = om.Region(start_line=max(line, 1), start_column=max(column, 1))
+    if end_line is not None and end_line >= line:
+        region.end_line = end_line
+    return om.PhysicalLocation(
+        artifact_location=om.ArtifactLocation(uri=artifact_uri(path), uri_base_id="%SRCROOT%"),
+        region=region,
+    )
+
+
+def build_log(data: ReportInput) -> om.SarifLog:
+    rules = sorted(data.rules, key=lambda r: r.code)
+    index = {r.code: i for i, r in enumerate(rules)}
+    results = []
+    for f, fp in zip(data.findings, fingerprints(data.findings)):
+        related = [
+            om.Location(id=i + 1, physical_location=_physical(r.location.path, r.location.line, r.location.column),
+                        message=om.Message(text=r.message))
+            for i, r in enumerate(f.related)
+        ]
+        results.append(om.Result(
+            rule_id=f.code,
+            rule_index=index.get(f.code, -1),
+            level=f.level.value,
+            message=om.Message(text=f.message),
+            locations=[om.Location(physical_location=_physical(
+                f.location.path, f.location.line, f.location.column, f.location.end_line))],
+            partial_fingerprints={FINGERPRINT_KEY: fp},
+            related_locations=related or None,
+            properties=_ResultProperties(address=f.address),
+        ))
+    driver = om.ToolComponent(
+        name="mlcost-lint",
+        version=__version__,
+        semantic_version=__version__,
+        information_uri=DOCS_URL.split("/blob/")[0],
+        rules=[_descriptor(r) for r in rules],
+    )
+    run = om.Run(tool=om.Tool(driver=driver), results=results, column_kind="unicodeCodePoints")
+    return om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run])
+
+
+def render(data: ReportInput) -> str:
+    return json.dumps(_to_json(build_log(data)), indent=2) + "\n"

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rules.attribution.tag_keys import missing_keys
+
+
+class MissingCostLabels(Rule):
+    """
+    ## What it does
+    Flags a Kubernetes workload (Pod, Deployment, StatefulSet, DaemonSet, Job,
+    CronJob, Kubeflow PyTorchJob/TFJob/MPIJob/XGBoostJob/PaddleJob/JAXJob,
+    TrainJob, RayJob/RayCluster/RayService, Volcano Job, JobSet,
+    LeaderWorkerSet) whose pod template lacks a required cost label. The
+    required keys come from `required-tags` (default `team`, `project`,
+    `cost-center`); keys compare case- and separator-insensitively, and a
+    prefixed key counts by its last segment (`acme.com/cost-center`).
+
+    ## Why is this expensive
+    Cost allocators such as OpenCost and Kubecost attribute spend by the
+    labels on pods, not on the Job or Deployment object. A GPU pod without
+    team or project labels lands in "unallocated", so nobody sees the bill
+    for their experiments and nobody turns them off.
+
+    ## Example
+    ```yaml
+    apiVersion: kubeflow.org/v1
+    kind: PyTorchJob
+    metadata:
+      name: llama-sft
+      labels: {team: research}        # on the job, not the pods
+    spec:
+      pytorchReplicaSpecs:
+        Worker:
+          template:
+            spec:
+              containers: [...]
+    ```
+
+    ## Fix
+    Put the labels on every pod template:
+    ```yaml
+          template:
+            metadata:
+              labels: {team: research, project: llama, cost-center: cc-123}
+    ```
+    """
+
+    code = "MLC102"
+    name = "missing-cost-labels"
+    level = Level.WARNING
+    confidence = Confidence.HIGH
+    category = Category.ATTRIBUTION
+    summary = "Workload pod template lacks required cost labels"
+    fix = "Add the missing keys to the pod template's metadata.labels."
+
+    def check(self, project, settings) -> Iterator[Finding]:
+        for workload in project.kubernetes.workloads:
+            for template in workload.templates:
+                missing = missing_keys(template.labels, settings.required_tags)
+                if not missing:
+                    continue
+                where = ("metadata", "labels") if template.has("metadata", "labels") else ("metadata",)
+                role = f" pod template {template.role}" if template.role else " pod template"
+                yield self.finding(
+                    f"{workload.kind} {workload.name}{role} lacks cost label"
+                    f"{'s' if len(missing) > 1 else ''} {', '.join(missing)} (required-tags); "
+                    "cost allocators read pod labels",
+                    template.loc(*where),
+                    f"{workload.address}/{template.role or 'template'}",
+                    object_line=template.loc().line,
+                )

@@ -1,0 +1,65 @@
+"""Shared test helpers: run the pipeline in-process, or the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(*args: str, cwd: Path | str | None = None, stdin: str | bytes | None = None,
+            env: dict[str, str] | None = None, timeout: float = 120) -> CliResult:
+    """Run the installed entry point exactly as a user would (python -m mlcost_lint)."""
+    full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    proc = subprocess.run(
+        [sys.executable, "-m", "mlcost_lint", *args], cwd=cwd, input=data,
+        capture_output=True, env=full_env, timeout=timeout,
+    )
+    return CliResult(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
+
+
+def lint_dir(path: Path | str, cwd: Path | str | None = None, **config):
+    """Lint a path in-process with config keys given as keyword arguments
+    (underscored: required_tags=[...]); returns the LintResult. Paths in
+    findings are relative to ``cwd`` (default: the fixture folder's parent)."""
+    from mlcost_lint.config import Settings
+    from mlcost_lint.pipeline import LintOptions, lint
+
+    path = Path(path)
+    cwd = Path(cwd) if cwd else path.parent
+    settings = Settings(root=cwd)
+    for key, value in config.items():
+        setattr(settings, key, value)
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return lint([os.path.relpath(path, cwd)], settings, LintOptions(use_cache=False, jobs=1))
+    finally:
+        os.chdir(old)
+
+
+def triples(result, code: str | None = None) -> list[tuple[str, str, int, str]]:
+    """(code, path, line, message) of each finding, optionally one code only."""
+    return [(f.code, f.location.path, f.location.line, f.message)
+            for f in result.findings if code is None or f.code == code]
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    return FIXTURES
