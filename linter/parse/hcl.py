@@ -366,8 +366,7 @@ class _Converter:
         if data == "float_lit":
             text = str(node.children[0])
             value = float(text)
-            return Literal(int(value) if value.is_integer() and "e" not in text.lower() and "." not in text
-                           else value, line, col)
+            return Literal(int(value) if value.is_integer() and abs(value) < 2 ** 63 else value, line, col)
         if data == "literal_value":
             return Literal({"true": True, "false": False, "null": None}[str(node.children[0])], line, col)
         if data == "identifier":
@@ -683,6 +682,7 @@ def _line_col(text: str, offset: int, line: int, col: int) -> tuple[int, int]:
     return line, col + offset
 
 
+_SIGIL = re.compile(r"\$\$\{|%%\{|\$\{|%\{")
 _FOR_HEAD = re.compile(r"^\s*for\s+([A-Za-z_][\w-]*)\s*(?:,\s*([A-Za-z_][\w-]*)\s*)?in\s+(.*)$", re.S)
 
 
@@ -693,23 +693,19 @@ def parse_template(text: str, line: int = 1, column: int = 1, *, heredoc: bool =
     parts: list = []
     buf: list[str] = []
     i = 0
-    n = len(text)
-    while i < n:
-        j = text.find("{", i)
-        if j < 0:
+    while True:
+        m = _SIGIL.search(text, i)
+        if m is None:
             buf.append(text[i:])
             break
-        if j == 0 or text[j - 1] not in "$%":
-            buf.append(text[i:j + 1])
-            i = j + 1
+        sigil = m.group(0)
+        if len(sigil) == 3:  # $${ or %%{: escaped, literal ${ / %{
+            buf.append(text[i:m.start()] + sigil[1:])
+            i = m.end()
             continue
-        sigil_at = j - 1
-        if sigil_at >= 1 and text[sigil_at - 1] == text[sigil_at] and (sigil_at < 2 or text[sigil_at - 2] != text[sigil_at]):
-            # $${ or %%{: an escaped literal
-            buf.append(text[i:sigil_at - 1] + text[sigil_at] + "{")
-            i = j + 1
-            continue
-        buf.append(text[i:sigil_at])
+        buf.append(text[i:m.start()])
+        sigil_at = m.start()
+        j = m.end() - 1
         close = _find_close(text, j + 1)
         el, ec = _line_col(text, sigil_at, line, column)
         if close < 0:
@@ -722,7 +718,7 @@ def parse_template(text: str, line: int = 1, column: int = 1, *, heredoc: bool =
         strip_left = inner.startswith("~")
         strip_right = inner.endswith("~")
         inner_clean = inner[1 if strip_left else 0: len(inner) - 1 if strip_right else len(inner)]
-        if text[sigil_at] == "$":
+        if sigil[0] == "$":
             parts.append(_Directive("interp", strip_left, strip_right, el, ec,
                                     expr=parse_expression(inner_clean, il, ic + (1 if strip_left else 0))))
         else:
@@ -765,7 +761,11 @@ def _lark_error(exc: Exception) -> HclSyntaxError:
     col = col if isinstance(col, int) and col > 0 else 1
     token = getattr(exc, "token", None)
     if token is not None:
-        text = str(token).replace("\n", "\\n")
+        text = str(token)
+        if not text.strip():
+            text = "newline" if "\n" in text else "whitespace"
+            return HclSyntaxError(f"unexpected {text}", line, col)
+        text = text.strip().splitlines()[0]
         if len(text) > 30:
             text = text[:27] + "..."
         if getattr(token, "type", "") == "$END":
