@@ -1,0 +1,125 @@
+"""YAML/JSON parsing: values, positions, multi-documents, and refusals."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from mlcost_lint.parse import parse_bytes
+from mlcost_lint.parse.document import FileKind
+from mlcost_lint.parse.yamljson import DocumentError, parse_json, parse_yaml
+
+MANIFEST = """\
+# a comment
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      containers:
+        - name: c
+          resources:
+            limits: {nvidia.com/gpu: 4}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg}
+"""
+
+
+def test_positions_point_at_keys_and_items():
+    docs = parse_yaml(MANIFEST, "job.yaml")
+    assert [d.index for d in docs] == [0, 1]
+    job = docs[0]
+    assert job.data["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 4
+    assert job.position(("kind",)) == (3, 1)
+    assert job.position(("spec", "template", "spec", "containers", 0)) == (10, 11)
+    gpu = ("spec", "template", "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")
+    assert job.position(gpu) == (12, 22)
+    assert job.location(gpu + ("missing",)).line == 12  # nearest located ancestor
+    assert docs[1].start_line == 14
+    assert docs[1].position(("metadata", "name")) == (16, 12)
+
+
+def test_anchors_and_merge_keys():
+    doc = parse_yaml("base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\n", "a.yaml")[0]
+    assert doc.data["m"] == {"y": 3, "x": 1}
+
+
+def test_scalars_follow_yaml_rules_without_constructing_objects():
+    doc = parse_yaml("a: yes\nb: 0x10\nc: 1e3\nd: 2024-01-01\ne: .nan\nf: null\ng: !Ref x\n", "s.yaml")[0]
+    assert doc.data == {"a": True, "b": 16, "c": "1e3", "d": "2024-01-01", "e": ".nan", "f": None, "g": "x"}
+
+
+def test_alias_bomb_is_refused_quickly():
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, 10):
+        prev, cur = chr(96 + i), chr(97 + i)
+        lines.append(f"{cur}: &{cur} [" + ",".join([f"*{prev}"] * 9) + "]")
+    start = time.perf_counter()
+    with pytest.raises(DocumentError, match="expands to more than"):
+        parse_yaml("\n".join(lines) + "\n", "bomb.yaml")
+    assert time.perf_counter() - start < 2.0
+
+
+def test_python_tags_are_refused():
+    with pytest.raises(DocumentError, match="unsafe YAML tag '!!python/object/apply:os.system'"):
+        parse_yaml("x: !!python/object/apply:os.system ['echo hi']\n", "evil.yaml")
+
+
+def test_nesting_limit():
+    deep = "a: " + "[" * 50 + "]" * 50 + "\n"
+    with pytest.raises(DocumentError, match="nesting deeper than 20 levels"):
+        parse_yaml(deep, "deep.yaml", max_depth=20)
+
+
+def test_syntax_error_has_parser_position():
+    with pytest.raises(DocumentError) as err:
+        parse_yaml("apiVersion: v1\nkind: Pod\nmetadata:\n  name: [x\n", "bad.yaml")
+    assert err.value.line == 5 and err.value.message.startswith("YAML syntax error")
+
+
+def test_json_values_exact_and_positions():
+    doc = parse_json('{\n  "zero_optimization": {"stage": 3},\n  "lr": 1e-5\n}\n', "ds.json")
+    assert doc.data == {"zero_optimization": {"stage": 3}, "lr": 1e-05}
+    assert doc.position(("zero_optimization", "stage")) == (2, 25)
+    assert doc.position(("lr",)) == (3, 3)
+
+
+def test_json_errors_and_constants():
+    with pytest.raises(DocumentError) as err:
+        parse_json('{\n  "a": 1,\n}\n', "bad.json")
+    assert (err.value.line, err.value.column) == (3, 1)
+    with pytest.raises(DocumentError, match="NaN is not valid JSON"):
+        parse_json('{"a": NaN}', "nan.json")
+
+
+def test_parse_bytes_reports_only_files_that_are_ours():
+    bad_k8s = parse_bytes(b"apiVersion: v1\nkind: Pod\nspec: [\n", "pod.yaml", FileKind.YAML)
+    assert [(e.line, e.message.split(":")[0]) for e in bad_k8s.errors] == [(4, "YAML syntax error")]
+    unrelated = parse_bytes(b"foo: [\n", "other.yaml", FileKind.YAML)
+    assert unrelated.errors == [] and unrelated.skipped_reason
+    helm = parse_bytes(b"{{- if .Values.enabled }}\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Values.name }}\n  labels: {{ toYaml .Values.labels }}\n{{- end }}\n", "t.yaml", FileKind.YAML)
+    assert helm.errors == [] and "template" in helm.skipped_reason
+
+
+def test_encodings():
+    bom = parse_bytes("\ufeffapiVersion: v1\nkind: Pod\n".encode(), "bom.yaml", FileKind.YAML)
+    assert bom.documents[0].data["kind"] == "Pod"
+    latin = parse_bytes(b"apiVersion: v1\nkind: Pod\nmetadata: {name: caf\xe9}\n", "l.yaml", FileKind.YAML)
+    assert [(e.line, e.message) for e in latin.errors] == [(3, "cannot read file: not valid UTF-8 at byte 45")]
+    binary = parse_bytes(b"\x00\x01\x02", "x.tf", FileKind.TERRAFORM)
+    assert binary.errors[0].message == "cannot read file: binary content (NUL byte at offset 0)"
+
+
+def test_suppressions_are_read_at_parse_time():
+    pf = parse_bytes(b"# mlcost-lint: ignore-file[MLC3]\napiVersion: v1  # mlcost-lint: ignore[MLC102, mlc201] reason here\nkind: Pod\n",
+                     "p.yaml", FileKind.YAML)
+    assert [(s.line, s.codes, s.whole_file, s.comment_only_line, s.reason) for s in pf.suppressions] == [
+        (1, ("MLC3",), True, True, ""),
+        (2, ("MLC102", "MLC201"), False, False, "reason here"),
+    ]
+    assert pf.comment_lines == frozenset({1})
