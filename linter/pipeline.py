@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,8 +12,8 @@ from mlcost_lint.config import Settings
 from mlcost_lint.discover import STDIN_DISPLAY, Discovery, SourceFile, discover
 from mlcost_lint.engine import RuleFailure, run_rules, selected_rules
 from mlcost_lint.model.project import Project
-from mlcost_lint.parse import parse_bytes, parse_path, sniff_kind
-from mlcost_lint.parse.document import FileKind, ParsedFile
+from mlcost_lint.parse import parse_bytes, sniff_kind
+from mlcost_lint.parse.document import FileKind, ParsedFile, ParseError
 from mlcost_lint.rule import Finding
 from mlcost_lint.suppress import SuppressionResult, apply_suppressions
 
@@ -37,18 +38,113 @@ class LintResult:
     rule_failures: list[RuleFailure]
 
 
-def parse_all(files: list[SourceFile], settings: Settings, options: LintOptions) -> list[ParsedFile]:
-    max_bytes = int(settings.max_file_size_mb * 1_000_000)
-    out: list[ParsedFile] = []
-    for sf in files:
-        if sf.display == STDIN_DISPLAY and str(sf.path) == "-":
-            data = options.stdin if options.stdin is not None else sys.stdin.buffer.read()
-            out.append(parse_bytes(data[: max_bytes + 1], sf.display, sniff_kind(data),
-                                   max_depth=settings.max_nesting_depth))
-        else:
-            out.append(parse_path(sf.path, sf.display, sf.kind, max_bytes=max_bytes,
-                                  max_depth=settings.max_nesting_depth))
+# Below this much work a process pool costs more than it saves (start-up
+# and importing the parsers in each worker).
+_PARALLEL_MIN_FILES = 24
+_PARALLEL_MIN_BYTES = 256 * 1024
+
+
+@dataclass(slots=True)
+class _ParseTask:
+    index: int
+    data: bytes | None      # None: could not be read (error already built)
+    display: str
+    kind: FileKind
+    cache_key: str | None
+
+
+def _read(sf: SourceFile, max_bytes: int, options: LintOptions) -> tuple[bytes | None, FileKind, ParsedFile | None]:
+    """The file's bytes, or a finished ParsedFile for files that cannot be read."""
+    if sf.display == STDIN_DISPLAY and str(sf.path) == "-":
+        data = options.stdin if options.stdin is not None else sys.stdin.buffer.read()
+        return data[: max_bytes + 1], sniff_kind(data), None
+    try:
+        size = sf.path.stat().st_size
+        if size > max_bytes:
+            pf = ParsedFile(path=sf.display, kind=sf.kind)
+            pf.errors.append(ParseError(sf.display, 1, 1, (
+                f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.1f} MB limit "
+                "(max-file-size-mb); not parsed")))
+            return None, sf.kind, pf
+        with sf.path.open("rb") as fh:
+            return fh.read(max_bytes + 1), sf.kind, None
+    except FileNotFoundError:
+        return None, sf.kind, ParsedFile(path=sf.display, kind=sf.kind, skipped_reason="file vanished during the scan")
+    except OSError as exc:
+        pf = ParsedFile(path=sf.display, kind=sf.kind)
+        pf.errors.append(ParseError(sf.display, 1, 1, f"cannot read file: {exc.strerror or exc}"))
+        return None, sf.kind, pf
+
+
+def _parse_chunk(tasks: list[tuple[bytes, str, FileKind]], max_depth: int) -> list[ParsedFile]:
+    return [parse_bytes(data, display, kind, max_depth=max_depth) for data, display, kind in tasks]
+
+
+def _chunks(tasks: list[_ParseTask], n: int) -> list[list[_ParseTask]]:
+    """Split by size so each worker gets about the same number of bytes
+    (HCL parsing time is roughly linear in size)."""
+    buckets: list[list[_ParseTask]] = [[] for _ in range(n)]
+    loads = [0] * n
+    for task in sorted(tasks, key=lambda t: -len(t.data or b"")):
+        i = loads.index(min(loads))
+        buckets[i].append(task)
+        loads[i] += len(task.data or b"")
+    return [b for b in buckets if b]
+
+
+def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int) -> dict[int, ParsedFile]:
+    total = sum(len(t.data or b"") for t in tasks)
+    if jobs <= 1 or len(tasks) < _PARALLEL_MIN_FILES or total < _PARALLEL_MIN_BYTES:
+        return {t.index: parse_bytes(t.data or b"", t.display, t.kind, max_depth=max_depth) for t in tasks}
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    chunks = _chunks(tasks, jobs * 2)
+    out: dict[int, ParsedFile] = {}
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method)) as pool:
+        futures = [(chunk, pool.submit(_parse_chunk, [(t.data or b"", t.display, t.kind) for t in chunk], max_depth))
+                   for chunk in chunks]
+        for chunk, future in futures:
+            for task, parsed in zip(chunk, future.result()):
+                out[task.index] = parsed
     return out
+
+
+def parse_all(files: list[SourceFile], settings: Settings, options: LintOptions) -> list[ParsedFile]:
+    """Parse every file, from the cache where its content was parsed before,
+    in worker processes when there is enough work. Order is the input order."""
+    max_bytes = int(settings.max_file_size_mb * 1_000_000)
+    cache = None
+    if options.use_cache:
+        from mlcost_lint.cache import DEFAULT_DIR, ParseCache
+
+        cache = ParseCache(options.cache_dir or Path(DEFAULT_DIR),
+                           f"depth={settings.max_nesting_depth}|size={max_bytes}")
+    results: dict[int, ParsedFile] = {}
+    todo: list[_ParseTask] = []
+    for i, sf in enumerate(files):
+        data, kind, done = _read(sf, max_bytes, options)
+        if done is not None:
+            results[i] = done
+            continue
+        key = None
+        if cache is not None and sf.display != STDIN_DISPLAY:
+            key = cache.key(data, sf.display, kind.value)
+            hit = cache.get(key)
+            if isinstance(hit, ParsedFile):
+                results[i] = hit
+                continue
+        todo.append(_ParseTask(i, data, sf.display, kind, key))
+    jobs = options.jobs or os.cpu_count() or 1
+    parsed = _parse_many(todo, jobs, settings.max_nesting_depth)
+    for task in todo:
+        results[task.index] = parsed[task.index]
+        if cache is not None and task.cache_key is not None:
+            cache.put(task.cache_key, parsed[task.index])
+    if cache is not None:
+        cache.prune()
+    return [results[i] for i in range(len(files))]
 
 
 def lint(paths: list[str], settings: Settings, options: LintOptions | None = None) -> LintResult:

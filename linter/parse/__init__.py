@@ -7,7 +7,6 @@ Never raises for bad input: a file that is ours and cannot be read becomes a
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from mlcost_lint.parse.document import FileKind, ParsedFile, ParseError
 from mlcost_lint.parse.suppressions import scan
@@ -126,26 +125,3 @@ def sniff_kind(data: bytes) -> FileKind:
     if _HCL_SNIFF.search(head):
         return FileKind.TERRAFORM
     return FileKind.YAML
-
-
-def parse_path(path: Path, display: str, kind: FileKind, *, max_bytes: int, max_depth: int = 500) -> ParsedFile:
-    """Read and parse one file, turning I/O problems and size into findings."""
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            result = ParsedFile(path=display, kind=kind)
-            result.errors.append(ParseError(
-                display, 1, 1,
-                f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.1f} MB limit (max-file-size-mb); not parsed"))
-            return result
-        with path.open("rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except FileNotFoundError:
-        result = ParsedFile(path=display, kind=kind)
-        result.skipped_reason = "file vanished during the scan"
-        return result
-    except OSError as exc:
-        result = ParsedFile(path=display, kind=kind)
-        result.errors.append(ParseError(display, 1, 1, f"cannot read file: {exc.strerror or exc}"))
-        return result
-    return parse_bytes(data, display, kind, max_depth=max_depth)

@@ -1,0 +1,110 @@
+"""The CLI through the real entry point: exit codes, formats, stdin, config errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import run_cli
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+spec:
+  containers:
+    - name: c
+      image: x
+"""
+
+
+def _project(tmp_path: Path) -> Path:
+    (tmp_path / "pod.yaml").write_text(POD)
+    return tmp_path
+
+
+def test_findings_exit_1_and_text_format(tmp_path: Path):
+    _project(tmp_path)
+    r = run_cli(".", "--select", "MLC102", "--no-cache", cwd=tmp_path)
+    assert r.code == 1, r.err
+    assert r.out.splitlines() == [
+        "pod.yaml:3:1: MLC102 [warning] Pod trainer pod template lacks cost labels team, project, cost-center "
+        "(required-tags); cost allocators read pod labels",
+        "Found 1 finding (1 warning) in 1 file.",
+    ]
+    assert r.err == ""
+
+
+def test_fail_on_and_exit_zero(tmp_path: Path):
+    _project(tmp_path)
+    assert run_cli(".", "--fail-on", "error", "--no-cache", cwd=tmp_path).code == 0
+    assert run_cli(".", "--fail-on", "note", "--no-cache", cwd=tmp_path).code == 1
+    assert run_cli(".", "--exit-zero", "--no-cache", cwd=tmp_path).code == 0
+    assert run_cli(".", "--ignore", "MLC1", "--no-cache", cwd=tmp_path).code == 0
+
+
+def test_clean_project_exits_0(tmp_path: Path):
+    (tmp_path / "pod.yaml").write_text(POD.replace("  name: trainer\n",
+                                                   "  name: trainer\n  labels: {team: a, project: b, CostCenter: c}\n"))
+    r = run_cli("pod.yaml", "--no-cache", "--select", "missing-cost-labels", cwd=tmp_path)
+    assert (r.code, r.out) == (0, "No findings in 1 file.\n")
+
+
+def test_json_format_and_output_file(tmp_path: Path):
+    _project(tmp_path)
+    r = run_cli(".", "--format", "json", "-o", "out.json", "--no-cache", cwd=tmp_path)
+    assert r.code == 1 and r.out == ""
+    doc = json.loads((tmp_path / "out.json").read_text())
+    f = doc["findings"][0]
+    assert (f["code"], f["name"], f["level"], f["path"], f["line"], f["column"], f["address"]) == (
+        "MLC102", "missing-cost-labels", "warning", "pod.yaml", 3, 1, "Pod/default/trainer/template")
+    assert len(f["fingerprint"]) == 32
+    assert doc["summary"] == {"error": 0, "warning": 1, "note": 0, "files": 1}
+
+
+def test_stdin(tmp_path: Path):
+    r = run_cli("-", "--select", "MLC102", "--no-cache", stdin=POD, cwd=tmp_path)
+    assert r.code == 1
+    assert r.out.startswith("stdin:3:1: MLC102 [warning] Pod trainer")
+
+
+def test_parse_error_does_not_stop_other_files(tmp_path: Path):
+    _project(tmp_path)
+    (tmp_path / "broken.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: [x\n")
+    r = run_cli(".", "--no-cache", cwd=tmp_path)
+    lines = r.out.splitlines()
+    assert lines[0].startswith("broken.yaml:5:1: MLC001 [error] YAML syntax error")
+    assert lines[1].startswith("pod.yaml:3:1: MLC102 [warning]")
+
+
+def test_config_error_is_one_line_exit_2(tmp_path: Path):
+    _project(tmp_path)
+    (tmp_path / ".mlcost-lint.toml").write_text("required_tags = ['team']\n")
+    r = run_cli(".", cwd=tmp_path)
+    assert r.code == 2 and r.out == ""
+    assert r.err.strip().startswith("mlcost-lint: error: ") and "unknown key 'required_tags'" in r.err
+    assert len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err
+
+
+def test_usage_errors_are_one_line_exit_2(tmp_path: Path):
+    for args in (["--format", "xml"], ["--select", "MLC999"], ["--jobs", "0"], ["--bogus"]):
+        r = run_cli(*args, ".", cwd=tmp_path)
+        assert r.code == 2, args
+        assert len(r.err.strip().splitlines()) == 1 and r.err.startswith("mlcost-lint: error: "), (args, r.err)
+
+
+def test_rules_and_explain():
+    r = run_cli("rules")
+    assert r.code == 0 and "MLC102  missing-cost-labels" in r.out
+    r = run_cli("explain", "missing-cost-labels")
+    assert r.code == 0
+    assert r.out.startswith("# MLC102 missing-cost-labels\n")
+    for section in ("## What it does", "## Why is this expensive", "## Example", "## Fix"):
+        assert section in r.out
+    assert run_cli("explain", "MLC999").code == 2
+
+
+def test_version():
+    r = run_cli("--version")
+    assert r.code == 0 and r.out.startswith("mlcost-lint ")
