@@ -107,6 +107,12 @@ class TrainingConfig:
     # When embedded in a ConfigMap: the ConfigMap address and the data key.
     embedded_in: str | None = None
     embedded_key: str | None = None
+    # A narrower dialect of the framework whose defaults differ: "trl" (TRL
+    # *Config / alignment-handbook recipe, detected by TRL-only keys) for
+    # TRANSFORMERS, "hydra" for a NeMo/Hydra config composed from a
+    # ``defaults:`` list (its absent keys come from other files, so no
+    # framework default is applied). "" otherwise.
+    flavour: str = ""
 
     @property
     def address(self) -> str:
@@ -123,3 +129,19 @@ class TrainingConfig:
         if setting is not None and setting.location is not None:
             return setting.location
         return self.location
+
+
+# The readers import the types above, so they are imported last.
+from mlcost_lint.model.training.defaults import FRAMEWORK_DEFAULTS  # noqa: E402
+from mlcost_lint.model.training.detect import read_embedded_configs, read_training_config  # noqa: E402
+
+__all__ = [
+    "FRAMEWORK_DEFAULTS",
+    "Framework",
+    "Setting",
+    "TrainingConfig",
+    "TrainingSettings",
+    "absent",
+    "read_embedded_configs",
+    "read_training_config",
+]
