@@ -51,20 +51,16 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
 
 
 def _add_training(project: Project, doc) -> None:
-    try:
-        from mlcost_lint.model.training.detect import read_training_config
-    except ImportError:  # the readers are not there yet in a partial build
-        return
+    from mlcost_lint.model.training.detect import read_training_config
+
     config = read_training_config(doc)
     if config is not None:
         project.training.append(config)
 
 
 def _add_embedded(project: Project, cm) -> None:
-    try:
-        from mlcost_lint.model.training.detect import read_embedded_configs
-    except ImportError:
-        return
+    from mlcost_lint.model.training.detect import read_embedded_configs
+
     for key, text in cm.data.items():
         pos = cm.document.position(cm.key_path + ("data", key))
         base_line = pos[0] if pos else cm.document.start_line
