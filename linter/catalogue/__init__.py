@@ -229,6 +229,9 @@ def _tables() -> _Tables:
                 vcpus=int(vcpus),
                 family=fam,
             )
+        for alias, size in spec.get("aliases", {}).items():
+            # Another spelling of the same size: resolves to the same entry.
+            instances[_compact(alias)] = instances[_compact(size)]
 
     return _Tables(
         models=models,
@@ -245,8 +248,12 @@ def _tables() -> _Tables:
 
 
 def all_accelerators() -> tuple[Accelerator, ...]:
-    """Every instance/machine type/VM size entry of the catalogue."""
-    return tuple(_tables().instances.values())
+    """Every instance/machine type/VM size entry of the catalogue, once each
+    (alias spellings are not repeated)."""
+    unique: dict[int, Accelerator] = {}
+    for entry in _tables().instances.values():
+        unique.setdefault(id(entry), entry)
+    return tuple(unique.values())
 
 
 # ---------------------------------------------------------------- lookups ---
@@ -492,6 +499,14 @@ def from_node_labels(labels: Mapping[str, str]) -> Accelerator | GpuModel | None
         if model is not None:
             return model
 
+    # Karpenter names Neuron devices separately: instance-accelerator-name
+    # "inferentia" / "trainium" (+ "2" for the second generations).
+    accelerator_name = values.get(_KARPENTER + "instance-accelerator-name")
+    if accelerator_name:
+        model = tables.model_aliases.get(_compact(accelerator_name))
+        if model is not None and model.kind == "neuron":
+            return model
+
     gpu_name = values.get(_KARPENTER + "instance-gpu-name")
     if gpu_name:
         key = _compact(gpu_name)
@@ -547,7 +562,7 @@ def smaller_gpu_same_cloud(acc: Accelerator, max_memory_gib: float) -> Accelerat
             for name in sorted(tables.gcp_accelerators)
         ]
     else:
-        candidates = list(tables.instances.values())
+        candidates = list(all_accelerators())
     fitting = [
         c
         for c in candidates

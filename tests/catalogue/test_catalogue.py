@@ -26,8 +26,10 @@ REPRESENTATIVE = [
     ("p5.48xlarge", "aws", "H100-80", 80, 8, 192, True, True),
     ("p5e.48xlarge", "aws", "H200", 141, 8, 192, True, True),
     ("p5en.48xlarge", "aws", "H200", 141, 8, 192, True, True),
-    ("p6-b200.48xlarge", "aws", "B200", 180, 8, 192, True, True),
-    ("p6e-gb200.36xlarge", "aws", "GB200", 186, 4, 144, True, True),
+    ("p5.4xlarge", "aws", "H100-80", 80, 1, 16, True, True),
+    ("p6-b200.48xlarge", "aws", "B200", 179, 8, 192, True, True),
+    ("p6-b300.48xlarge", "aws", "B300", 268, 8, 192, True, True),
+    ("p6e-gb200.36xlarge", "aws", "GB200", 185, 4, 144, True, True),
     ("g4dn.xlarge", "aws", "T4", 16, 1, 4, False, False),
     ("g4dn.12xlarge", "aws", "T4", 16, 4, 48, False, False),
     ("g4ad.16xlarge", "aws", "Radeon-Pro-V520", 8, 4, 64, False, False),
@@ -52,7 +54,7 @@ REPRESENTATIVE = [
     ("a3-megagpu-8g", "gcp", "H100-80", 80, 8, 208, True, True),
     ("a3-edgegpu-8g", "gcp", "H100-80", 80, 8, 208, False, True),
     ("a3-ultragpu-8g", "gcp", "H200", 141, 8, 224, True, True),
-    ("a4-highgpu-8g", "gcp", "B200", 180, 8, 224, True, True),
+    ("a4-highgpu-8g", "gcp", "B200", 179, 8, 224, True, True),
     ("g2-standard-4", "gcp", "L4", 24, 1, 4, False, True),
     ("g2-standard-24", "gcp", "L4", 24, 2, 24, False, True),
     ("g2-standard-96", "gcp", "L4", 24, 8, 96, False, True),
@@ -92,6 +94,9 @@ def test_aws_efa_is_separate_from_rdma():
     assert instance_type("g5.48xlarge").efa is True
     assert instance_type("g5.xlarge").efa is False
     assert instance_type("trn1.32xlarge").efa is True
+    assert instance_type("trn1.32xlarge").rdma is False  # not in MLC502's list
+    assert instance_type("trn2.3xlarge").efa is True and instance_type("trn2.3xlarge").rdma is True
+    assert instance_type("inf2.48xlarge").efa is False
     assert instance_type("p5.48xlarge").efa is True
 
 
@@ -103,7 +108,7 @@ def test_sagemaker_and_case_forms_resolve_to_the_same_entry():
 
 @pytest.mark.parametrize(
     "written",
-    ["Standard_ND96asr_v4", "standard_nd96asr_v4", "ND96asr_v4", "STANDARD_ND96ASR_V4", "nd96asr_v4"],
+    ["Standard_ND96asr_A100_v4", "Standard_ND96asr_v4", "standard_nd96asr_v4", "ND96asr_v4", "STANDARD_ND96ASR_V4", "nd96asr_v4"],
 )
 def test_azure_names_are_case_insensitive_with_optional_prefix(written):
     entry = instance_type(written)
@@ -165,8 +170,8 @@ def test_spot_capability():
         ("nvidia-h100-80gb", "H100-80", 80, True),
         ("nvidia-h100-mega-80gb", "H100-80", 80, True),
         ("nvidia-h200-141gb", "H200", 141, True),
-        ("nvidia-b200", "B200", 180, True),
-        ("nvidia-gb200", "GB200", 186, True),
+        ("nvidia-b200", "B200", 179, True),
+        ("nvidia-gb200", "GB200", 185, True),
         ("nvidia-tesla-t4-vws", "T4", 16, False),
     ],
 )
@@ -321,6 +326,9 @@ def test_labels_karpenter():
     full = from_node_labels({k + "instance-family": "p5", k + "instance-size": "48xlarge"})
     assert isinstance(full, Accelerator) and full.name == "p5.48xlarge"
     assert from_node_labels({k + "instance-gpu-count": "8"}) is None
+    assert from_node_labels({k + "instance-accelerator-name": "inferentia"}).name == "Inferentia"
+    assert from_node_labels({k + "instance-accelerator-name": "trainium"}).name == "Trainium"
+    assert from_node_labels({k + "instance-accelerator-name": "a100"}) is None  # not a Neuron name
 
 
 def test_labels_gpu_feature_discovery():
@@ -379,5 +387,5 @@ def test_smaller_gpu_none_when_nothing_fits():
 def test_catalogue_size_per_cloud():
     entries = all_accelerators()
     per_cloud = {cloud: sum(1 for e in entries if e.cloud == cloud) for cloud in ("aws", "gcp", "azure")}
-    assert per_cloud == {"aws": 71, "gcp": 39, "azure": 28}
+    assert per_cloud == {"aws": 72, "gcp": 39, "azure": 28}
     assert len({(e.cloud, e.name) for e in entries}) == len(entries)
