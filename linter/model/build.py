@@ -4,14 +4,20 @@ Content decides what each YAML/JSON document is: a Kubernetes object
 (``apiVersion`` + ``kind``), a Terraform plan, a training config (the
 framework readers' detection), or nothing we read (skipped silently).
 Heavy readers are imported only when a file needs them.
+
+A reader that fails on some input is a bug, but one document must never
+cost the user the rest of the run: the failure becomes a finding on that
+document (MLC001, "internal error ... please report") and the run goes on.
 """
 
 from __future__ import annotations
 
+from typing import Callable
+
 from mlcost_lint.config import Settings
 from mlcost_lint.model.kubernetes_build import add_document, is_kubernetes_object
 from mlcost_lint.model.project import Project
-from mlcost_lint.parse.document import FileKind, ParsedFile
+from mlcost_lint.parse.document import Document, FileKind, ParsedFile, ParseError
 
 _TERRAFORM_KINDS = (FileKind.TERRAFORM, FileKind.TERRAFORM_JSON, FileKind.TERRAFORM_VARS, FileKind.TERRAFORM_PLAN)
 
@@ -19,6 +25,16 @@ _TERRAFORM_KINDS = (FileKind.TERRAFORM, FileKind.TERRAFORM_JSON, FileKind.TERRAF
 def _looks_like_plan(data: object) -> bool:
     return isinstance(data, dict) and "format_version" in data and (
         "planned_values" in data or "terraform_version" in data)
+
+
+def _guarded(pf: ParsedFile, line: int, what: str, step: Callable[[], None]) -> None:
+    try:
+        step()
+    except RecursionError:
+        pf.errors.append(ParseError(pf.path, line, 1, f"{what}: nesting too deep to model"))
+    except Exception as exc:  # noqa: BLE001 - see the module docstring
+        pf.errors.append(ParseError(
+            pf.path, line, 1, f"{what}: internal error {type(exc).__name__} (please report); file skipped"))
 
 
 def build_project(parsed: list[ParsedFile], settings: Settings, *,
@@ -37,20 +53,35 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
                 terraform_files.append(pf)
                 break
             if is_kubernetes_object(doc.data):
-                add_document(project.kubernetes, doc)
-                continue
-            _add_training(project, doc)
+                _guarded(pf, doc.start_line, "Kubernetes object",
+                         lambda doc=doc: add_document(project.kubernetes, doc))
+            else:
+                _guarded(pf, doc.start_line, "training config", lambda doc=doc: _add_training(project, doc))
     for cm in project.kubernetes.config_maps:
-        _add_embedded(project, cm)
+        owner = next((pf for pf in parsed if pf.path == cm.document.path), None)
+        if owner is not None:
+            _guarded(owner, cm.loc().line, "ConfigMap data", lambda cm=cm: _add_embedded(project, cm))
     if terraform_files or var_files:
-        from mlcost_lint.model.terraform import build_terraform
-
-        project.terraform = build_terraform(terraform_files, settings, var_files=list(var_files),
-                                            cli_vars=cli_vars or {})
+        _build_terraform(project, terraform_files, settings, list(var_files), cli_vars or {})
     return project
 
 
-def _add_training(project: Project, doc) -> None:
+def _build_terraform(project: Project, files: list[ParsedFile], settings: Settings,
+                     var_files: list[ParsedFile], cli_vars: dict[str, str]) -> None:
+    from mlcost_lint.model.terraform import build_terraform
+
+    try:
+        project.terraform = build_terraform(files, settings, var_files=var_files, cli_vars=cli_vars)
+    except RecursionError:
+        files[0].errors.append(ParseError(files[0].path, 1, 1, "Terraform: nesting too deep to evaluate"))
+    except Exception as exc:  # noqa: BLE001 - see the module docstring
+        first = files[0] if files else var_files[0]
+        first.errors.append(ParseError(
+            first.path, 1, 1,
+            f"Terraform evaluation: internal error {type(exc).__name__} (please report); Terraform rules skipped"))
+
+
+def _add_training(project: Project, doc: Document) -> None:
     from mlcost_lint.model.training.detect import read_training_config
 
     config = read_training_config(doc)
