@@ -74,7 +74,8 @@ class Accelerator:
     on p4d/p4de/p5*/p6*/trn1n/trn2, Azure InfiniBand, GCP GPUDirect multi-NIC
     shapes). ``efa``: the instance supports AWS EFA at all (single-NIC too).
     ``kind``: "instance" (a machine type) or "accelerator" (a GCP accelerator
-    type attached to a VM whose machine type is separate).
+    type attached to a VM whose machine type is separate). ``arch``: the host
+    CPU architecture, "x86_64" or "arm64" (g5g, p6e-gb200, a4x).
     """
 
     cloud: str | None
@@ -89,6 +90,7 @@ class Accelerator:
     efa: bool = False
     family: str = ""
     kind: str = "instance"
+    arch: str = "x86_64"
 
     @property
     def partial_gpu(self) -> bool:
@@ -184,6 +186,7 @@ def _tables() -> _Tables:
                 vcpus=int(vcpus),
                 efa=bool(efa),
                 family=fam,
+                arch=spec.get("arch", "x86_64"),
             )
 
     gcp = _load_yaml("gcp.yaml")
@@ -204,6 +207,7 @@ def _tables() -> _Tables:
                 source=gcp_source,
                 vcpus=int(vcpus),
                 family=fam,
+                arch=spec.get("arch", "x86_64"),
             )
     gcp_accelerators = {k: models[v] for k, v in gcp["accelerator_types"].items()}
     gcp_tpu_labels = {k: models[v] for k, v in gcp["tpu_accelerator_types"].items()}
@@ -277,10 +281,13 @@ def instance_type(name: str) -> Accelerator | None:
     entry = tables.instances.get(lowered)
     if entry is not None:
         return entry
-    # GCP machine types may arrive as a URL / path: zones/us-central1-a/machineTypes/a2-highgpu-1g
-    if "/" in lowered:
-        entry = tables.instances.get(lowered.rsplit("/", 1)[-1])
-        if entry is not None:
+    # GCP machine types may arrive as a URL / path (zones/us-central1-a/machineTypes/a2-highgpu-1g)
+    # and with a "-nolssd" suffix (the same shape without bundled Local SSD).
+    gcp_name = lowered.rsplit("/", 1)[-1]
+    gcp_name = gcp_name[: -len("-nolssd")] if gcp_name.endswith("-nolssd") else gcp_name
+    if gcp_name != lowered:
+        entry = tables.instances.get(gcp_name)
+        if entry is not None and entry.cloud == "gcp":
             return entry
     azure_key = _compact(_AZURE_PREFIX.sub("", text))
     entry = tables.instances.get(azure_key)
@@ -542,9 +549,9 @@ def from_node_labels(labels: Mapping[str, str]) -> Accelerator | GpuModel | None
 
 
 def smaller_gpu_same_cloud(acc: Accelerator, max_memory_gib: float) -> Accelerator | None:
-    """An offering of the same cloud, same vendor and same kind of device
-    (CUDA code stays on NVIDIA GPUs) whose GPU memory is at most
-    ``max_memory_gib`` (MLC201c).
+    """An offering of the same cloud, same GPU vendor, same kind of device
+    (CUDA code stays on NVIDIA GPUs) and same host architecture (x86 images
+    stay on x86) whose GPU memory is at most ``max_memory_gib`` (MLC201c).
 
     Deterministic choice: among whole-GPU entries of the same cloud, vendor
     and device kind with ``memory_gib <= max_memory_gib``, prefer the same GPU
@@ -570,6 +577,7 @@ def smaller_gpu_same_cloud(acc: Accelerator, max_memory_gib: float) -> Accelerat
         and c.cloud == acc.cloud
         and c.gpu.vendor == acc.gpu.vendor
         and c.gpu.kind == acc.gpu.kind
+        and c.arch == acc.arch  # an x86 image does not run on Graviton/Grace
         and not c.partial_gpu
         and c.gpu.memory_gib <= max_memory_gib
     ]

@@ -120,6 +120,22 @@ def test_azure_names_are_case_insensitive_with_optional_prefix(written):
 def test_gcp_machine_type_as_resource_path():
     entry = instance_type("zones/us-central1-a/machineTypes/a2-highgpu-2g")
     assert entry.name == "a2-highgpu-2g" and entry.count == 2
+    assert instance_type("a3-edgegpu-8g-nolssd").name == "a3-edgegpu-8g"
+    assert instance_type("g5.xlarge-nolssd") is None
+
+
+def test_host_architecture():
+    assert instance_type("g5g.xlarge").arch == "arm64"
+    assert instance_type("p6e-gb200.36xlarge").arch == "arm64"
+    assert instance_type("a4x-highgpu-4g").arch == "arm64"
+    assert instance_type("g4dn.xlarge").arch == "x86_64"
+    # x86 T4 shapes step down to x86 shapes only (never Graviton g5g).
+    assert all(
+        smaller_gpu_same_cloud(instance_type(n), 16).arch == "x86_64"
+        for n in ("g5.2xlarge", "g6.xlarge", "p4d.24xlarge")
+    )
+    # Grace (arm64) steps down to Graviton: no 4-GPU arm64 shape fits, so the largest fit, fewest vCPUs.
+    assert smaller_gpu_same_cloud(instance_type("p6e-gb200.36xlarge"), 100).name == "g5g.xlarge"
 
 
 def test_partial_gpu_is_recorded_as_a_fraction():
@@ -389,3 +405,39 @@ def test_catalogue_size_per_cloud():
     per_cloud = {cloud: sum(1 for e in entries if e.cloud == cloud) for cloud in ("aws", "gcp", "azure")}
     assert per_cloud == {"aws": 72, "gcp": 39, "azure": 28}
     assert len({(e.cloud, e.name) for e in entries}) == len(entries)
+
+
+# ------------------------------------------------------------ robustness
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from mlcost_lint.catalogue import parameter_count  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_lookups_never_raise_on_any_text(text):
+    instance_type(text)
+    gcp_accelerator(text)
+    gpu_model(text)
+    parameter_count(text)
+    from_node_labels({"node.kubernetes.io/instance-type": text, "nvidia.com/gpu.product": text,
+                      "karpenter.k8s.aws/instance-gpu-name": text,
+                      "karpenter.k8s.aws/instance-gpu-memory": text})
+
+
+def test_label_values_of_other_types_are_ignored():
+    assert from_node_labels({"node.kubernetes.io/instance-type": ["p4d.24xlarge"]}) is None
+    assert from_node_labels({1: 2}) is None
+    assert from_node_labels({"karpenter.k8s.aws/instance-gpu-name": "a100",
+                             "karpenter.k8s.aws/instance-gpu-memory": "lots"}) is None
+
+
+def test_every_entry_is_well_formed():
+    for entry in all_accelerators():
+        assert entry.count > 0
+        assert entry.gpu.memory_gib > 0
+        assert entry.vcpus and entry.vcpus > 0
+        assert "as of" in entry.source
+        assert entry.is_tpu == entry.gpu.is_tpu
+        assert instance_type(entry.name) == entry, entry.name
