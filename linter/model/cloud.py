@@ -36,6 +36,9 @@ class CloudResource:
     module_calls: tuple[Location, ...] = ()   # the module blocks that led here, outermost first
     origin: str = "terraform"      # "terraform" | "plan" | "module-input"
     mode: str = "managed"          # "managed" | "data"
+    # The provider configuration it uses: "aws", "aws.west" (after module `providers` mapping
+    # this is the key inside the resource's own module).
+    provider_key: str = ""
 
     def loc(self, attr_path: str | None = None) -> Location:
         if attr_path:
@@ -81,6 +84,8 @@ class ProviderConfig:
     location: Location
     region: Maybe[str] | None = None
     default_tags: Maybe[dict[str, Any]] | None = None  # AWS default_tags / Google default_labels
+    zone: Maybe[str] | None = None  # Google provider zone
+    module_calls: tuple[Location, ...] = ()   # set when the block is inside a child module
 
 
 @dataclass(slots=True)
