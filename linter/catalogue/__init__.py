@@ -444,8 +444,27 @@ def gpu_model_matches(entry: str, model: GpuModel) -> bool | None:
 
 # ------------------------------------------------------------ node labels ---
 
-_INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
-_KARPENTER = "karpenter.k8s.aws/"
+_INSTANCE_TYPE_LABELS = (
+    "node.kubernetes.io/instance-type",
+    "beta.kubernetes.io/instance-type",
+    "karpenter.azure.com/sku-name",  # AKS node auto-provisioning: Standard_NC24ads_A100_v4
+)
+# Karpenter on AWS and EKS Auto Mode publish the same instance facts under two
+# prefixes (instance-family, instance-size, instance-gpu-name, instance-gpu-memory
+# in MiB, instance-accelerator-name); AKS node auto-provisioning names the GPU
+# under karpenter.azure.com/sku-gpu-name.
+_AWS_LABEL_PREFIXES = ("karpenter.k8s.aws/", "eks.amazonaws.com/")
+_GPU_NAME_LABELS = (
+    ("karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-gpu-memory"),
+    ("eks.amazonaws.com/instance-gpu-name", "eks.amazonaws.com/instance-gpu-memory"),
+    ("karpenter.azure.com/sku-gpu-name", None),
+)
+# Device-reported product names: NVIDIA GPU feature discovery, AMD node labeller.
+_PRODUCT_LABELS = (
+    ("nvidia.com/gpu.product", "nvidia.com/gpu.memory"),
+    ("amd.com/gpu.product-name", None),
+    ("beta.amd.com/gpu.product-name", None),
+)
 
 
 def _mib_to_variant(variants: Iterable[GpuModel], mib: float) -> GpuModel | None:
@@ -473,10 +492,12 @@ def _number(text: Any) -> float | None:
 
 def from_node_labels(labels: Mapping[str, str]) -> Accelerator | GpuModel | None:
     """What node-selector / node-affinity labels pin down: a full
-    :class:`Accelerator` when an instance/machine type is named (or Karpenter
-    instance family + size), a :class:`GpuModel` when only the GPU model is
-    known (GKE accelerator, Karpenter GPU name/family, GFD product), None when
-    nothing GPU-related is pinned or the value is unknown/ambiguous."""
+    :class:`Accelerator` when an instance/machine type is named (instance-type
+    labels, AKS sku-name, Karpenter / EKS Auto Mode instance family + size), a
+    :class:`GpuModel` when only the device model is known (GKE accelerator or
+    TPU label, Karpenter / EKS Auto Mode GPU or Neuron name, an AWS instance
+    family alone, GFD / AMD product name), None when nothing GPU-related is
+    pinned or the value is unknown or ambiguous ("a100" without a memory label)."""
     if not isinstance(labels, Mapping):
         return None
     values = {str(k).strip(): str(v).strip() for k, v in labels.items() if isinstance(v, (str, int, float))}
@@ -488,12 +509,16 @@ def from_node_labels(labels: Mapping[str, str]) -> Accelerator | GpuModel | None
             if entry is not None:
                 return entry
 
-    family = values.get(_KARPENTER + "instance-family", "").lower()
-    size = values.get(_KARPENTER + "instance-size", "").lower()
-    if family and size:
-        entry = instance_type(f"{family}.{size}")
-        if entry is not None:
-            return entry
+    families: list[str] = []
+    for prefix in _AWS_LABEL_PREFIXES:
+        family = values.get(prefix + "instance-family", "").lower()
+        size = values.get(prefix + "instance-size", "").lower()
+        if family and size:
+            entry = instance_type(f"{family}.{size}")
+            if entry is not None:
+                return entry
+        if family:
+            families.append(family)
 
     gke = values.get("cloud.google.com/gke-accelerator")
     if gke:
@@ -506,20 +531,23 @@ def from_node_labels(labels: Mapping[str, str]) -> Accelerator | GpuModel | None
         if model is not None:
             return model
 
-    # Karpenter names Neuron devices separately: instance-accelerator-name
+    # Neuron devices are named separately: instance-accelerator-name
     # "inferentia" / "trainium" (+ "2" for the second generations).
-    accelerator_name = values.get(_KARPENTER + "instance-accelerator-name")
-    if accelerator_name:
-        model = tables.model_aliases.get(_compact(accelerator_name))
-        if model is not None and model.kind == "neuron":
-            return model
+    for prefix in _AWS_LABEL_PREFIXES:
+        accelerator_name = values.get(prefix + "instance-accelerator-name")
+        if accelerator_name:
+            model = tables.model_aliases.get(_compact(accelerator_name))
+            if model is not None and model.kind == "neuron":
+                return model
 
-    gpu_name = values.get(_KARPENTER + "instance-gpu-name")
-    if gpu_name:
+    for name_label, memory_label in _GPU_NAME_LABELS:
+        gpu_name = values.get(name_label)
+        if not gpu_name:
+            continue
         key = _compact(gpu_name)
         exact = tables.model_aliases.get(key)  # "t4" is the T4, not the T4 family (T4G)
         variants = (exact,) if exact is not None else tables.families.get(key, ())
-        mib = _number(values.get(_KARPENTER + "instance-gpu-memory"))
+        mib = _number(values.get(memory_label)) if memory_label else None
         if len(variants) == 1:
             return variants[0]
         if variants and mib is not None:
@@ -527,16 +555,19 @@ def from_node_labels(labels: Mapping[str, str]) -> Accelerator | GpuModel | None
             if chosen is not None:
                 return chosen
 
-    if family in tables.aws_families:
-        return tables.aws_families[family]
+    for family in families:
+        if family in tables.aws_families:
+            return tables.aws_families[family]
 
-    product = values.get("nvidia.com/gpu.product")
-    if product:
+    for product_label, memory_label in _PRODUCT_LABELS:
+        product = values.get(product_label)
+        if not product:
+            continue
         model = _parse_product(product)
-        if model is None:
+        if model is None and memory_label:
             # "NVIDIA-A100" style without memory: the memory label disambiguates.
             found = _FAMILY_RE.search(product.lower().replace("_", "-"))
-            mib = _number(values.get("nvidia.com/gpu.memory"))
+            mib = _number(values.get(memory_label))
             if found and mib is not None:
                 variants = tables.families.get(_compact(found.group(1)), ())
                 model = _mib_to_variant(variants, mib)

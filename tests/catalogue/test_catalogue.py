@@ -347,6 +347,20 @@ def test_labels_karpenter():
     assert from_node_labels({k + "instance-accelerator-name": "a100"}) is None  # not a Neuron name
 
 
+def test_labels_eks_auto_mode_and_aks():
+    e = "eks.amazonaws.com/"
+    assert from_node_labels({e + "instance-gpu-name": "t4"}).name == "T4"
+    assert from_node_labels({e + "instance-gpu-name": "a100", e + "instance-gpu-memory": "81920"}).name == "A100-80"
+    assert from_node_labels({e + "instance-gpu-name": "a100"}) is None
+    assert from_node_labels({e + "instance-family": "g6e"}).name == "L40S"
+    full = from_node_labels({e + "instance-family": "g4dn", e + "instance-size": "8xlarge"})
+    assert isinstance(full, Accelerator) and full.name == "g4dn.8xlarge"
+    aks = from_node_labels({"karpenter.azure.com/sku-name": "Standard_NC24ads_A100_v4"})
+    assert isinstance(aks, Accelerator) and aks.gpu.name == "A100-80"
+    assert from_node_labels({"karpenter.azure.com/sku-gpu-name": "T4"}).name == "T4"
+    assert from_node_labels({"amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM"}).name == "MI300X"
+
+
 def test_labels_gpu_feature_discovery():
     assert from_node_labels({"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}).name == "A100-80"
     assert from_node_labels({"nvidia.com/gpu.product": "Tesla-T4"}).name == "T4"
