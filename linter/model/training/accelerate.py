@@ -21,6 +21,11 @@ _DEVICE_BY_TYPE = {
 
 def read(view: ConfigView, settings: TrainingSettings, flavour: str = "") -> None:
     put(settings, "precision", view.setting(("mixed_precision",), _precision))
+    if not view.has("mixed_precision"):
+        # Configs older than mixed_precision wrote `fp16: true` (config_args.py).
+        legacy = view.setting(("fp16",), as_bool)
+        if legacy is not None and legacy.value is True:
+            settings.precision = Setting("fp16", True, legacy.location, legacy.key)
     dist = view.setting(("distributed_type",), as_lower)
     dist_type = dist.value if dist is not None else UNKNOWN
 
