@@ -21,7 +21,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .model_size import MemoryEstimate, estimate_training_memory_gib, parameter_count
+from .model_size import (
+    LORA_TRAINABLE_FRACTION,
+    OPTIMIZERS,
+    MemoryEstimate,
+    estimate_training_memory_gib,
+    parameter_count,
+)
 
 __all__ = [
     "GpuModel",
@@ -36,6 +42,8 @@ __all__ = [
     "parameter_count",
     "estimate_training_memory_gib",
     "MemoryEstimate",
+    "OPTIMIZERS",
+    "LORA_TRAINABLE_FRACTION",
 ]
 
 _DATA_DIR = Path(__file__).parent

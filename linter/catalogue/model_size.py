@@ -15,7 +15,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["parameter_count", "estimate_training_memory_gib", "MemoryEstimate"]
+__all__ = [
+    "parameter_count",
+    "estimate_training_memory_gib",
+    "MemoryEstimate",
+    "OPTIMIZERS",
+    "LORA_TRAINABLE_FRACTION",
+]
 
 _GIB = float(1 << 30)
 
@@ -153,15 +159,26 @@ class MemoryEstimate:
     bytes_per_param: float
 
 
-# Full fine-tune with Adam, bytes per parameter, split into the parts that
-# ZeRO stages shard: (weights, gradients, optimizer states).
+# Full fine-tune, bytes per parameter, split into the parts that ZeRO stages
+# shard: (weights, gradients, optimizer states).
 #  mixed precision: 2 (bf16/fp16 weights) + 2 (grads) + 12 (fp32 master
 #    weights 4 + Adam m 4 + v 4) = 16 (ZeRO paper, section 3.1).
 #  fp32: 4 (weights) + 4 (grads) + 8 (Adam m + v) = 16; no master copy.
+# (Transformers' AMP keeps fp32 weights and grads, 4 + 4 + 8: the same 16.)
 _FULL_MIXED = (2.0, 2.0, 12.0)
 _FULL_FP32 = (4.0, 4.0, 8.0)
+# Optimizer states per parameter, (mixed precision, fp32), and how the
+# explanation names them. 8-bit Adam (bitsandbytes adamw_8bit/PagedAdamW8bit)
+# keeps m and v in one byte each; paged optimizers (paged_adamw*, PagedAdamW*)
+# can evict m and v to host memory, so the floor keeps only the fp32 master.
+OPTIMIZERS = {
+    "adam": ((12.0, 8.0), "Adam"),
+    "adam_8bit": ((6.0, 2.0), "8-bit Adam"),
+    "paged_adam": ((4.0, 0.0), "paged Adam, states may be in host memory"),
+    "paged_adam_8bit": ((4.0, 0.0), "paged 8-bit Adam, states may be in host memory"),
+}
 # LoRA: ~1% of the parameters are trainable adapters, trained at the
-# full-fine-tune 16 bytes/param; the frozen base weights sit at load precision.
+# full-fine-tune bytes/param; the frozen base weights sit at load precision.
 LORA_TRAINABLE_FRACTION = 0.01
 _LOAD_BYTES = {32: 4.0, 16: 2.0, 8: 1.0, 4: 0.5}
 
@@ -186,15 +203,26 @@ def estimate_training_memory_gib(
     zero_stage: int | None,
     fsdp: bool,
     data_parallel_ranks: int,
+    optimizer: str = "adam",
+    offload_optimizer: bool = False,
+    offload_params: bool = False,
 ) -> MemoryEstimate:
-    """Per-GPU memory floor of training ``params`` parameters with Adam.
+    """Per-GPU memory floor of training ``params`` parameters.
 
-    Full fine-tune: 16 bytes/param (see ``_FULL_MIXED``/``_FULL_FP32``).
+    Full fine-tune with Adam: 16 bytes/param (see ``_FULL_MIXED``/``_FULL_FP32``).
     ZeRO-1 shards the optimizer states, ZeRO-2 also the gradients, ZeRO-3 and
-    FSDP (treated as full sharding) everything, across ``data_parallel_ranks``.
-    LoRA: frozen weights at ``load_bits`` (16 -> 2 B, 8 -> 1 B, 4 -> 0.5 B;
-    None means 16-bit, the rules' figure) plus 1% trainable parameters at 16
-    B/param; ZeRO-3/FSDP also shard the frozen weights.
+    FSDP (treated as full sharding) everything, across ``data_parallel_ranks``
+    (sharding needs more than one rank).
+    LoRA: frozen weights at ``load_bits`` (32 -> 4 B, 16 -> 2 B, 8 -> 1 B,
+    4 -> 0.5 B; None means 16-bit, the rules' figure) plus 1% trainable
+    parameters at the full-fine-tune bytes/param; ZeRO-3/FSDP also shard the
+    frozen weights.
+    ``optimizer``: a key of :data:`OPTIMIZERS` ("adam", "adam_8bit",
+    "paged_adam", "paged_adam_8bit"); an unknown name counts as "adam".
+    ``offload_optimizer`` (DeepSpeed ``offload_optimizer.device: cpu|nvme``,
+    FSDP CPU offload): optimizer states and gradients leave the GPU.
+    ``offload_params`` (DeepSpeed ``offload_param``, FSDP CPU offload): the
+    weights leave the GPU. Offloaded parts count 0: this is a floor.
     """
     ranks = max(int(data_parallel_ranks or 1), 1)
     stage = int(zero_stage) if zero_stage else 0
@@ -202,19 +230,33 @@ def estimate_training_memory_gib(
         stage = 3
     sharded = stage > 0 and ranks > 1
     bits = load_bits if load_bits in _LOAD_BYTES else 16
+    (state_mixed, state_fp32), optimizer_label = OPTIMIZERS.get(optimizer, OPTIMIZERS["adam"])
 
+    base_weights, base_grads, _ = _FULL_MIXED if mixed_precision else _FULL_FP32
+    base_optim = state_mixed if mixed_precision else state_fp32
     if lora:
         frozen = _LOAD_BYTES[bits]
-        weights_t, grads_t, optim_t = (x * LORA_TRAINABLE_FRACTION for x in _FULL_MIXED)
-        weights = frozen + weights_t
-        grads, optim = grads_t, optim_t
+        weights = frozen + base_weights * LORA_TRAINABLE_FRACTION
+        grads = base_grads * LORA_TRAINABLE_FRACTION
+        optim = base_optim * LORA_TRAINABLE_FRACTION
+        trainable = base_weights + base_grads + base_optim
         what = (
             f"LoRA: frozen weights {_fmt_bytes(frozen)} B/param ({bits}-bit) + "
-            f"{LORA_TRAINABLE_FRACTION:.0%} trainable at 16 B/param, Adam"
+            f"{LORA_TRAINABLE_FRACTION:.0%} trainable at {_fmt_bytes(trainable)} B/param, "
+            f"{optimizer_label}"
         )
     else:
-        weights, grads, optim = _FULL_MIXED if mixed_precision else _FULL_FP32
-        what = "full fine-tune, " + ("mixed precision" if mixed_precision else "fp32") + ", Adam"
+        weights, grads, optim = base_weights, base_grads, base_optim
+        what = (
+            "full fine-tune, " + ("mixed precision" if mixed_precision else "fp32")
+            + f", {optimizer_label}"
+        )
+    if offload_optimizer:
+        grads, optim = 0.0, 0.0
+        what += ", optimizer states and gradients offloaded"
+    if offload_params:
+        weights = 0.0
+        what += ", weights offloaded"
 
     total = weights + grads + optim
     if not sharded:

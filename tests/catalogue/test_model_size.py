@@ -220,3 +220,27 @@ def test_small_model_formatting_and_bad_ranks():
     est = estimate(350e6, data_parallel_ranks=0)
     assert est.explain.startswith("350M params x 16 B/param")
     assert est.gib_per_gpu == pytest.approx(350e6 * 16 / GIB)
+
+
+def test_eight_bit_and_paged_optimizers():
+    assert estimate(1e9, optimizer="adam_8bit").bytes_per_param == 2 + 2 + 6
+    assert estimate(1e9, optimizer="adam_8bit", mixed_precision=False).bytes_per_param == 4 + 4 + 2
+    assert estimate(1e9, optimizer="paged_adam_8bit").bytes_per_param == 2 + 2 + 4
+    assert "8-bit Adam" in estimate(1e9, optimizer="adam_8bit").explain
+    assert estimate(1e9, optimizer="something-else").bytes_per_param == 16  # unknown -> Adam
+    qlora_8bit = estimate(8e9, lora=True, load_bits=4, optimizer="paged_adam_8bit")
+    assert qlora_8bit.bytes_per_param == pytest.approx(0.5 + 0.01 * (2 + 2 + 4))
+
+
+def test_offload_removes_parts_from_the_gpu():
+    opt = estimate(70e9, zero_stage=3, data_parallel_ranks=8, offload_optimizer=True)
+    assert opt.bytes_per_param == pytest.approx(2 / 8)
+    assert "offloaded" in opt.explain
+    both = estimate(70e9, zero_stage=3, data_parallel_ranks=8, offload_optimizer=True, offload_params=True)
+    assert both.bytes_per_param == 0 and both.gib_per_gpu == 0
+    z2 = estimate(7e9, zero_stage=2, data_parallel_ranks=4, offload_optimizer=True)
+    assert z2.bytes_per_param == pytest.approx(2.0)
+
+
+def test_vit_table():
+    assert parameter_count("google/vit-base-patch16-224") == pytest.approx(86.6e6)
