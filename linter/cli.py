@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import click
 
 from mlcost_lint import __version__
+from mlcost_lint.report import FORMATS
 
 FAIL_ON = ("error", "warning", "note", "never")
 _LEVEL_RANK = {"error": 3, "warning": 2, "note": 1}
@@ -42,30 +45,54 @@ def cli() -> None:
 
 @cli.command("check", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=str)
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
-              show_default=True, help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text", show_default=True,
+              help="Output format: text (one line per finding), full (grouped by file, with the source "
+                   "line, a caret and the fix), json, sarif, github (Actions annotations).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
 @click.option("--select", multiple=True, help="Only these rules: codes, prefixes (MLC2) or names; comma-separated.")
 @click.option("--ignore", multiple=True, help="Skip these rules: codes, prefixes or names; comma-separated.")
 @click.option("--fail-on", type=click.Choice(FAIL_ON), default="warning", show_default=True,
               help="Exit 1 when a finding is at or above this level.")
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 unless there is a usage or config error.")
+@click.option("--statistics", is_flag=True, help="Show the number of findings per rule instead of the findings.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file (.mlcost-lint.toml or pyproject.toml).")
+@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False),
+              help="Report only findings not recorded in this baseline file.")
+@click.option("--write-baseline", "write_baseline_file", type=click.Path(dir_okay=False),
+              help="Record every current finding in this baseline file and exit 0.")
+@click.option("--baseline-report-stale", is_flag=True,
+              help="With --baseline: list baseline entries that no longer match any finding.")
+@click.option("--fix", "apply_fix", is_flag=True, help="Apply safe fixes to YAML training configs.")
+@click.option("--diff", "show_diff", is_flag=True,
+              help="Show the fixes as a unified diff without writing; exit 1 if there are any.")
+@click.option("--project-root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="When FILES are given, read this folder too for cross-file links "
+                   "(default: the config file's folder, else the git root).")
+@click.option("--no-project-context", is_flag=True,
+              help="When FILES are given, read only those files (no cross-file context).")
 @click.option("--var-file", multiple=True, type=click.Path(dir_okay=False), help="Terraform variables file (repeatable).")
 @click.option("--var", "tf_vars", multiple=True, help="Terraform variable NAME=VALUE (repeatable).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parse processes (default: CPU count).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the parse cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None, help="Cache folder (default .mlcost_lint_cache).")
 def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[str, ...], ignore: tuple[str, ...],
-          fail_on: str, exit_zero: bool, config_file: str | None, var_file: tuple[str, ...],
+          fail_on: str, exit_zero: bool, statistics: bool, config_file: str | None, baseline_file: str | None,
+          write_baseline_file: str | None, baseline_report_stale: bool, apply_fix: bool, show_diff: bool,
+          project_root: str | None, no_project_context: bool, var_file: tuple[str, ...],
           tf_vars: tuple[str, ...], jobs: int | None, no_cache: bool, cache_dir: str | None) -> None:
-    """Lint PATHS (files or folders; `-` reads standard input)."""
+    """Lint PATHS (files or folders; `-` reads standard input).
+
+    Given only files (as pre-commit passes them), mlcost-lint still reads the
+    rest of the project for cross-file links, and reports only findings in
+    those files or linked to them."""
+    from mlcost_lint.baseline import BaselineError
     from mlcost_lint.config import ConfigError, load_settings
     from mlcost_lint.engine import check_selectors, selected_rules
-    from mlcost_lint.pipeline import LintOptions, lint
-    from mlcost_lint.report import ReportInput, renderer
+    from mlcost_lint.pipeline import LintOptions
 
     targets = list(paths) or ["."]
+    if baseline_report_stale and not baseline_file:
+        _fail("--baseline-report-stale needs --baseline FILE")
     try:
         first = Path(targets[0]) if targets[0] != "-" else Path.cwd()
         settings = load_settings(Path(config_file) if config_file else None, first)
@@ -85,21 +112,177 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
                 raise ConfigError(f"--var: expected NAME=VALUE, got '{item}'")
             name, value = item.split("=", 1)
             cli_vars[name.strip()] = value
+        baseline = _load_baseline(baseline_file)
+        scope = _scope(targets, settings, project_root, no_project_context)
         stdin = sys.stdin.buffer.read() if "-" in targets else None
         options = LintOptions(jobs=jobs, use_cache=not no_cache,
                               cache_dir=Path(cache_dir) if cache_dir else None,
                               var_files=list(var_file), cli_vars=cli_vars, stdin=stdin)
-        result = lint(targets, settings, options)
-    except ConfigError as exc:
+        run = _run(scope, settings, options, baseline)
+        rules = selected_rules(settings)
+
+        if write_baseline_file:
+            from mlcost_lint import baseline as baseline_mod
+
+            n = baseline_mod.write(run.before_baseline, Path(write_baseline_file))
+            click.echo(f"mlcost-lint: wrote {n} finding{'s' if n != 1 else ''} to baseline {write_baseline_file}",
+                       err=True)
+            sys.exit(0)
+
+        if apply_fix or show_diff:
+            run = _fix(run, scope, settings, options, baseline, write=not show_diff)
+            if show_diff:
+                sys.exit(1 if run.fixed else 0)
+    except (ConfigError, BaselineError) as exc:
         _fail(str(exc))
         return
-    for failure in result.rule_failures:
+    for failure in run.result.rule_failures:
         click.echo(f"mlcost-lint: internal error in {failure.code} (other rules still ran): {failure.error}",
                    err=True)
-    color = fmt == "text" and output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    report = renderer(fmt)(ReportInput(
-        findings=result.findings, rules=selected_rules(settings),
-        files_scanned=sum(1 for f in result.files if f.path and not f.skipped_reason), color=color))
+    if baseline_report_stale and run.stale:
+        _report_stale(run.stale, baseline_file or "")
+    fixable: frozenset[int] = frozenset()
+    if not apply_fix and fmt in ("text", "full") or statistics:
+        from mlcost_lint.fix import fixes_for
+
+        fixable = frozenset(id(f) for f, _ in fixes_for(run.findings, run.result.project))
+    _emit(run, rules, fmt, output, statistics, fixable)
+    if exit_zero or fail_on == "never":
+        sys.exit(0)
+    threshold = _LEVEL_RANK[fail_on]
+    sys.exit(1 if any(_LEVEL_RANK[f.level.value] >= threshold for f in run.findings) else 0)
+
+
+# ------------------------------------------------------------ helpers ---
+
+@dataclass(slots=True)
+class _Scope:
+    """What to read and what to report on. ``report_paths`` is None when
+    everything read is reported (folders, stdin); with explicit files it is
+    their display paths, and ``lint_paths`` adds the project root."""
+
+    lint_paths: list[str]
+    report_paths: set[str] | None
+
+
+@dataclass(slots=True)
+class _Run:
+    result: Any
+    findings: list[Any]
+    before_baseline: list[Any]
+    stale: list[Any] = field(default_factory=list)
+    files_reported: int = 0
+    fixed: int = 0
+
+
+def _git_root(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def _scope(targets: list[str], settings: Any, project_root: str | None, no_context: bool) -> _Scope:
+    from mlcost_lint.discover import display_path
+
+    files_only = all(t != "-" and Path(t).is_file() for t in targets)
+    if not files_only or no_context:
+        return _Scope(targets, None)
+    cwd = Path.cwd()
+    report = {display_path(Path(t), cwd) for t in targets}
+    if project_root is not None:
+        root: Path | None = Path(project_root)
+    elif settings.source:
+        root = Path(settings.root)
+    else:
+        root = _git_root(Path(targets[0]).resolve().parent)
+    if root is None:
+        return _Scope(targets, report)
+    return _Scope([display_path(root, cwd), *targets], report)
+
+
+def _in_scope(finding: Any, report: set[str]) -> bool:
+    return finding.location.path in report or any(r.location.path in report for r in finding.related)
+
+
+def _run(scope: _Scope, settings: Any, options: Any, baseline: Any) -> _Run:
+    from mlcost_lint.engine import selected_rules
+    from mlcost_lint.pipeline import lint
+    from mlcost_lint.suppress import finish_unused
+
+    result = lint(scope.lint_paths, settings, options)
+    by_path = {pf.path: pf for pf in result.files}
+    findings = finish_unused(result.suppression, by_path, selected_rules(settings), settings.per_file_ignores,
+                             settings.root, scope.report_paths)
+    if scope.report_paths is not None:
+        findings = [f for f in findings if _in_scope(f, scope.report_paths)]
+        reported = sum(1 for pf in result.files if pf.path in scope.report_paths and not pf.skipped_reason)
+    else:
+        reported = sum(1 for pf in result.files if pf.path and not pf.skipped_reason)
+    run = _Run(result, findings, findings, files_reported=reported)
+    if baseline is not None:
+        from mlcost_lint import baseline as baseline_mod
+
+        linted = scope.report_paths if scope.report_paths is not None else \
+            {pf.path for pf in result.files if pf.path}
+        match = baseline_mod.apply(findings, baseline,
+                                   judged_paths=baseline_mod.relative_paths(linted, baseline),
+                                   judged_codes={r.code for r in selected_rules(settings)})
+        run.findings, run.stale = match.new, match.stale
+    return run
+
+
+def _load_baseline(baseline_file: str | None) -> Any:
+    if not baseline_file:
+        return None
+    from mlcost_lint import baseline as baseline_mod
+
+    return baseline_mod.load(Path(baseline_file))
+
+
+def _fix(run: _Run, scope: _Scope, settings: Any, options: Any, baseline: Any, write: bool) -> _Run:
+    from mlcost_lint.fix import apply_fixes, fixes_for, unified_diff
+
+    fixes = fixes_for(run.findings, run.result.project)
+    outcome = apply_fixes(fixes, write=write)
+    for path, why in outcome.refused:
+        click.echo(f"mlcost-lint: not fixed: {path}: {why}", err=True)
+    n = len(outcome.applied)
+    if not write:
+        for path, (old, new) in sorted(outcome.changed.items()):
+            click.echo(unified_diff(path, old, new), nl=False)
+        click.echo(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(outcome.changed)} "
+                   f"file{'s' if len(outcome.changed) != 1 else ''}.", err=True)
+        run.fixed = n
+        return run
+    if outcome.changed:
+        run = _run(scope, settings, options, baseline)
+    run.fixed = n
+    click.echo(f"Fixed {n} finding{'s' if n != 1 else ''} ({len(run.findings)} remaining).", err=True)
+    return run
+
+
+def _report_stale(stale: list[Any], baseline_file: str) -> None:
+    click.echo(f"mlcost-lint: {len(stale)} stale baseline entr{'ies' if len(stale) != 1 else 'y'} in "
+               f"{baseline_file} (no longer found; update it with --write-baseline):", err=True)
+    for e in stale:
+        click.echo(f"  {e.code} {e.path} {e.address}" + (f" (x{e.missing})" if e.missing > 1 else ""), err=True)
+
+
+def _emit(run: _Run, rules: list[Any], fmt: str, output: str | None, statistics: bool,
+          fixable: frozenset[int]) -> None:
+    from mlcost_lint.report import ReportInput, renderer
+
+    no_color = bool(os.environ.get("NO_COLOR"))
+    color = fmt in ("text", "full") and output is None and sys.stdout.isatty() and not no_color
+    data = ReportInput(findings=run.findings, rules=rules, files_scanned=run.files_reported, color=color,
+                       fixable=fixable)
+    if statistics:
+        from mlcost_lint.report.statistics import render_json, render_text
+
+        report = render_json(data) if fmt == "json" else render_text(data)
+    else:
+        report = renderer(fmt)(data)
     if output:
         try:
             Path(output).write_text(report, encoding="utf-8")
@@ -107,10 +290,6 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
             _fail(f"--output: cannot write {output}: {exc.strerror or exc}")
     else:
         click.echo(report, nl=False)
-    if exit_zero or fail_on == "never":
-        sys.exit(0)
-    threshold = _LEVEL_RANK[fail_on]
-    sys.exit(1 if any(_LEVEL_RANK[f.level.value] >= threshold for f in result.findings) else 0)
 
 
 @cli.command("rules")

@@ -1,4 +1,5 @@
-"""The report stage: findings to text, JSON, SARIF or GitHub annotations.
+"""The report stage: findings to text, full (grouped), JSON, SARIF or GitHub
+annotations, and per-rule statistics.
 
 Every reporter takes the same :class:`ReportInput` and returns a string;
 none of them decides anything about findings.
@@ -8,11 +9,25 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from mlcost_lint.rule import Finding, Rule
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "full", "json", "sarif", "github")
+
+
+def read_source_lines(path: str) -> list[str] | None:
+    """The lines of a reported file, read again from disk (only the full
+    format calls this, and only for files that have findings). None when the
+    file cannot be read (stdin, deleted since, not text)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    if b"\x00" in data[:8192]:
+        return None
+    return data.decode("utf-8", "replace").splitlines()
 
 
 @dataclass(slots=True)
@@ -22,6 +37,10 @@ class ReportInput:
     files_scanned: int = 0
     color: bool = False
     extras: dict[str, object] = field(default_factory=dict)
+    # Source lines of a reported path (the full format's caret view).
+    read_source: Callable[[str], list[str] | None] = read_source_lines
+    # id() of findings that `--fix` can fix (shown as [*], like ruff).
+    fixable: frozenset[int] = frozenset()
 
 
 def fingerprints(findings: list[Finding]) -> list[str]:
@@ -42,6 +61,8 @@ def fingerprints(findings: list[Finding]) -> list[str]:
 def renderer(fmt: str) -> Callable[[ReportInput], str]:
     if fmt == "text":
         from mlcost_lint.report.text import render
+    elif fmt == "full":
+        from mlcost_lint.report.full import render
     elif fmt == "json":
         from mlcost_lint.report.json_report import render
     elif fmt == "sarif":

@@ -17,7 +17,7 @@ import sarif_om as om
 
 from mlcost_lint import DOCS_URL, __version__
 from mlcost_lint.report import ReportInput, fingerprints
-from mlcost_lint.rule import Rule
+from mlcost_lint.rule import Finding, Rule
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT_KEY = "mlcostLint/v1"
@@ -71,13 +71,16 @@ def help_uri(rule: type[Rule]) -> str:
 def _descriptor(rule: type[Rule]) -> om.ReportingDescriptor:
     sections = rule.doc_sections()
     what = sections.get("What it does", rule.summary)
-    text_help = f"{rule.summary}\n\n" + "\n\n".join(f"{k}:\n{v}" for k, v in sections.items())
+    fix_line = f"Fix: {rule.fix}\n\n" if rule.fix else ""
+    text_help = f"{rule.summary}\n\n{fix_line}" + "\n\n".join(f"{k}:\n{v}" for k, v in sections.items())
+    markdown = (f"**{rule.summary}**\n\n" + (f"**Fix:** {rule.fix}\n\n" if rule.fix else "")
+                + f"{rule.docs()}\n\n[{rule.code} {rule.name} in the rule docs]({help_uri(rule)})")
     return om.ReportingDescriptor(
         id=rule.code,
         name=rule.name,
         short_description=om.MultiformatMessageString(text=rule.summary),
         full_description=om.MultiformatMessageString(text=what[:1000]),
-        help=om.MultiformatMessageString(text=text_help, markdown=f"**{rule.summary}**\n\n{rule.docs()}"),
+        help=om.MultiformatMessageString(text=text_help, markdown=markdown),
         help_uri=help_uri(rule),
         default_configuration=om.ReportingConfiguration(level=rule.level.value),
         properties=_RuleProperties(
@@ -86,6 +89,25 @@ def _descriptor(rule: type[Rule]) -> om.ReportingDescriptor:
             problem_severity=_PROBLEM_SEVERITY[rule.level.value],
         ),
     )
+
+
+def _escape_link_text(text: str) -> str:
+    # SARIF message links are Markdown-like: brackets in the text are escaped.
+    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+
+
+def result_message(finding: Finding) -> str:
+    """The finding's message, plus a link to each related location: code
+    scanning turns ``[text](N)`` into a link to relatedLocations id N."""
+    if not finding.related:
+        return finding.message
+    text = _escape_link_text(finding.message)
+    links = []
+    for i, r in enumerate(finding.related, start=1):
+        where = f"{r.location.path}:{r.location.line}"
+        label = f"{r.message} ({where})" if r.message else where
+        links.append(f"[{_escape_link_text(label)}]({i})")
+    return f"{text} Related: {'; '.join(links)}."
 
 
 def _physical(path: str, line: int, column: int, end_line: int | None = None) -> om.PhysicalLocation:
@@ -112,7 +134,7 @@ def build_log(data: ReportInput) -> om.SarifLog:
             rule_id=f.code,
             rule_index=index.get(f.code, -1),
             level=f.level.value,
-            message=om.Message(text=f.message),
+            message=om.Message(text=result_message(f)),
             locations=[om.Location(physical_location=_physical(
                 f.location.path, f.location.line, f.location.column, f.location.end_line))],
             partial_fingerprints={FINGERPRINT_KEY: fp},

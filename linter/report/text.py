@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from mlcost_lint.report import ReportInput
 
-_COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "note": "\x1b[36m"}
-_BOLD, _RESET = "\x1b[1m", "\x1b[0m"
+COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "note": "\x1b[36m"}
+BOLD, DIM, RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
 
 
 def summary_line(counts: dict[str, int], files: int) -> str:
@@ -24,9 +24,12 @@ def render(data: ReportInput) -> str:
         level = f.level.value
         counts[level] += 1
         loc = f"{f.location.path}:{f.location.line}:{f.location.column}:"
+        marker = " [*]" if id(f) in data.fixable else ""
         if data.color:
-            lines.append(f"{_BOLD}{loc}{_RESET} {_COLORS[level]}{f.code}{_RESET} [{level}] {f.message}")
+            lines.append(f"{BOLD}{loc}{RESET} {COLORS[level]}{f.code}{RESET} [{level}]{marker} {f.message}")
         else:
-            lines.append(f"{loc} {f.code} [{level}] {f.message}")
+            lines.append(f"{loc} {f.code} [{level}]{marker} {f.message}")
     lines.append(summary_line(counts, data.files_scanned))
+    if data.fixable:
+        lines.append(f"[*] {len(data.fixable)} fixable with the `--fix` option.")
     return "\n".join(lines) + "\n"

@@ -1,0 +1,127 @@
+"""Fixers for training-config findings, keyed by rule code.
+
+Each fixer reads the finding and the project model (never the rule's
+message) and returns a :class:`Fix` or None. A fix is offered only when it
+is certainly right for that config:
+
+- MLC301 no-checkpoint-cleanup: add ``save_total_limit: 2`` to a
+  Transformers/TRL/Axolotl config that does not write ``save_total_limit``
+  (or writes ``null``), placed after ``save_steps``/``save_strategy``.
+  Not for Lightning/NeMo ``save_top_k`` or ``hub_strategy`` findings.
+- MLC402 verbose-training-logs: raise a per-step ``logging_steps: 1`` (or
+  Lightning/NeMo/torchtune ``log_every_n_steps: 1``) to 50.
+- MLC601 no-mixed-precision: add ``bf16: true`` to a Transformers/TRL/
+  Axolotl config that writes neither ``bf16`` nor ``fp16``, only when the
+  workload that runs it pins a GPU whose catalogue entry computes in bf16.
+  An explicit ``bf16: false`` is left alone (someone chose it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from mlcost_lint.fix import Fix, YamlEdit
+from mlcost_lint.parse.document import FileKind
+
+if TYPE_CHECKING:
+    from mlcost_lint.model.project import Project
+    from mlcost_lint.model.training import Setting, TrainingConfig
+    from mlcost_lint.rule import Finding
+
+SAVE_TOTAL_LIMIT = 2     # the rule suggests 2: the newest to resume from, one spare
+LOGGING_STEPS = 50       # what MLC402 suggests: smooth curves, 50x fewer log writes
+
+_TRAINER_STYLE = frozenset({"transformers", "axolotl"})
+_YAML = frozenset({FileKind.YAML})
+
+
+def _config_of(finding: "Finding", project: "Project") -> "TrainingConfig | None":
+    """The standalone YAML training config a finding is about: by address,
+    else the config whose document holds the finding's line."""
+    kinds = {pf.path: pf.kind for pf in project.files}
+    candidates = [c for c in project.training
+                  if c.embedded_in is None and c.path == finding.location.path
+                  and kinds.get(c.path) in _YAML and c.path.lower().endswith((".yaml", ".yml"))]
+    by_address = [c for c in candidates if c.address == finding.address]
+    if len(by_address) == 1:
+        return by_address[0]
+    line = finding.location.line
+    by_line = [c for c in candidates if c.document.start_line <= line <= c.document.end_line]
+    return by_line[0] if len(by_line) == 1 else None
+
+
+def _key_path(setting: "Setting[Any]") -> tuple[str, ...]:
+    return tuple(setting.key.split(".")) if setting.key else ()
+
+
+def _edit(config: "TrainingConfig", key_path: tuple, key: str, value: Any,
+          after: tuple[str, ...] = ()) -> YamlEdit:
+    return YamlEdit(config.path, config.document.index, tuple(config.key_path) + tuple(key_path),
+                    key, value, after)
+
+
+def _root_mapping(config: "TrainingConfig") -> dict | None:
+    node = config.document.get(config.key_path)
+    return node if isinstance(node, dict) else None
+
+
+def fix_checkpoint_limit(finding: "Finding", project: "Project") -> Fix | None:
+    config = _config_of(finding, project)
+    if config is None or config.framework.value not in _TRAINER_STYLE:
+        return None
+    root = _root_mapping(config)
+    if root is None or root.get("save_total_limit") is not None:
+        return None
+    s = config.settings
+    if s.save_strategy.known and s.save_strategy.value == "no":
+        return None
+    # A hub_strategy: all_checkpoints finding is not fixed by a local limit.
+    hub = s.hub_strategy
+    if hub.location is not None and hub.location.line == finding.location.line:
+        return None
+    edit = _edit(config, (), "save_total_limit", SAVE_TOTAL_LIMIT,
+                 after=("save_steps", "save_strategy", "output_dir"))
+    return Fix(finding.code, f"add save_total_limit: {SAVE_TOTAL_LIMIT}", (edit,))
+
+
+def fix_logging_steps(finding: "Finding", project: "Project") -> Fix | None:
+    config = _config_of(finding, project)
+    if config is None:
+        return None
+    setting = config.settings.logging_steps
+    if not (setting.explicit and setting.location is not None and setting.key):
+        return None
+    if setting.location.line != finding.location.line:
+        return None        # the finding is about another setting (log_level, report_to)
+    path = _key_path(setting)
+    raw = config.document.get(tuple(config.key_path) + path)
+    if raw != 1 or isinstance(raw, bool):
+        return None
+    edit = _edit(config, path[:-1], path[-1], LOGGING_STEPS)
+    return Fix(finding.code, f"set {setting.key}: {LOGGING_STEPS}", (edit,))
+
+
+def fix_bf16(finding: "Finding", project: "Project") -> Fix | None:
+    config = _config_of(finding, project)
+    if config is None or config.framework.value not in _TRAINER_STYLE:
+        return None
+    root = _root_mapping(config)
+    if root is None or "bf16" in root or "fp16" in root:
+        return None
+    try:
+        from mlcost_lint.rules.efficiency.gpu_training import device_of
+    except ImportError:
+        return None
+    device = device_of(project, config)
+    if not device.is_gpu or device.gpu is None or not device.gpu.bf16 or not device.links:
+        return None
+    edit = _edit(config, (), "bf16", True, after=("fp16", "tf32", "gradient_checkpointing",
+                                                  "gradient_accumulation_steps", "learning_rate"))
+    return Fix(finding.code, f"add bf16: true ({device.gpu.name} computes in bf16)", (edit,))
+
+
+FIXERS: dict[str, Callable[["Finding", "Project"], Fix | None]] = {
+    "MLC301": fix_checkpoint_limit,
+    "MLC402": fix_logging_steps,
+    "MLC601": fix_bf16,
+}
