@@ -270,6 +270,7 @@ def all_accelerators() -> tuple[Accelerator, ...]:
 
 # ---------------------------------------------------------------- lookups ---
 
+_GCP_SHAPE_SUFFIX = re.compile(r"-(nolssd|lowmem)$")
 _AZURE_PREFIX = re.compile(r"^(standard|basic)[_-]", re.IGNORECASE)
 
 
@@ -290,9 +291,8 @@ def instance_type(name: str) -> Accelerator | None:
     if entry is not None:
         return entry
     # GCP machine types may arrive as a URL / path (zones/us-central1-a/machineTypes/a2-highgpu-1g)
-    # and with a "-nolssd" suffix (the same shape without bundled Local SSD).
-    gcp_name = lowered.rsplit("/", 1)[-1]
-    gcp_name = gcp_name[: -len("-nolssd")] if gcp_name.endswith("-nolssd") else gcp_name
+    # and with a "-nolssd"/"-lowmem" suffix (the same GPUs, less Local SSD or host memory).
+    gcp_name = _GCP_SHAPE_SUFFIX.sub("", lowered.rsplit("/", 1)[-1])
     if gcp_name != lowered:
         entry = tables.instances.get(gcp_name)
         if entry is not None and entry.cloud == "gcp":

@@ -121,6 +121,7 @@ def test_gcp_machine_type_as_resource_path():
     entry = instance_type("zones/us-central1-a/machineTypes/a2-highgpu-2g")
     assert entry.name == "a2-highgpu-2g" and entry.count == 2
     assert instance_type("a3-edgegpu-8g-nolssd").name == "a3-edgegpu-8g"
+    assert instance_type("a4-highgpu-8g-lowmem").name == "a4-highgpu-8g"
     assert instance_type("g5.xlarge-nolssd") is None
 
 
