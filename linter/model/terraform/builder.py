@@ -18,7 +18,7 @@ from mlcost_lint.model.cloud import CloudResource, ProviderConfig, TerraformMode
 from mlcost_lint.model.core import UNKNOWN, Location, contains_unknown
 from mlcost_lint.model.terraform import tags as T
 from mlcost_lint.model.terraform.evaluator import (
-    Budget, BudgetExceeded, Evaluator, Scope, block_references, references,
+    Budget, BudgetExceeded, Evaluator, Scope, block_references, bounded, references,
 )
 from mlcost_lint.model.terraform.types import ANY, convert, is_complex, parse_type
 from mlcost_lint.model.terraform.values import EvalError, ResourceValue, to_number, to_string
@@ -272,11 +272,25 @@ class ModuleInstance:
 
     # -- helpers ------------------------------------------------------------
     def value(self, expr: Any, scope: Scope | None = None, loc: Location | None = None) -> Any:
+        """One top-level value (argument, local, output): UNKNOWN on any problem."""
+        budget = self.build.budget
+        budget.start_value()
         try:
-            return self.ev.evaluate(expr, scope or self.scope)
-        except BudgetExceeded:
-            self.build.budget_hit(loc or Location(self.source.dir))
+            result = self.ev.evaluate(expr, scope or self.scope)
+        except BudgetExceeded as exc:
+            where = loc or Location(self.source.dir)
+            if exc.whole:
+                self.build.budget_hit(where)
+            else:
+                self.build.diagnostic(where, (
+                    f"value needs more than {budget.node_limit} evaluation steps "
+                    "(a twentieth of max-evaluation-steps): treated as unknown"))
             return UNKNOWN
+        if not bounded(result):
+            self.build.diagnostic(loc or Location(self.source.dir),
+                                  "value is too large to model (over 200000 elements): treated as unknown")
+            return UNKNOWN
+        return result
 
     def var_deps(self, expr: Any) -> set[str]:
         deps: set[str] = set()
@@ -546,6 +560,11 @@ class ModuleInstance:
         # GKE node pools take their cluster's labels: resolved once all resources exist
         for res in made:
             T.apply_tags(res, config, self)
+            if d.type == "google_container_node_pool" and res.attrs.get("location") is None:
+                attr = d.block.attributes.get("cluster")
+                cluster = self.cluster_resource(attr.expr if attr else None, res.attrs.get("cluster"))
+                if cluster is not None:
+                    res.region, res.zone = cluster.region, cluster.zone
         if mode == "single":
             self.roots[d.type][d.name] = values.get(None, UNKNOWN)
         elif mode == "count":
@@ -606,7 +625,9 @@ class ModuleInstance:
         if source is None:
             return UNKNOWN   # not in the scan: its outputs are unknown
         if child_dir in self.stack:
-            self.build.diagnostic(d.location, f"module {d.name!r} calls itself (source {child_dir}): not evaluated")
+            self.build.diagnostic(d.location, (
+                f"module {d.name!r} is recursive (source {child_dir} is already being evaluated): "
+                "not evaluated again"))
             return UNKNOWN
         child = ModuleInstance(self.build, source, inputs, providers, prefix + ".", calls,
                                self.stack + (child_dir,), self.roots["path"]["root"])
@@ -630,15 +651,24 @@ class ModuleInstance:
             out[name] = self.value(attr.expr, loc=Location(path, attr.line, attr.column))
         return out
 
-    def cluster_tags(self, expr: Any) -> Any:
-        """The resource_labels of the google_container_cluster a node pool's
-        ``cluster`` argument refers to, or UNKNOWN."""
+    def cluster_resource(self, expr: Any, value: Any = None) -> CloudResource | None:
+        """The google_container_cluster a node pool's ``cluster`` argument
+        refers to (a reference, or the cluster's literal name), if in this module."""
         if isinstance(expr, H.Traversal) and expr.source is None and expr.root == "google_container_cluster" \
                 and expr.steps and isinstance(expr.steps[0], H.GetAttr):
             made = self.emitted.get(("google_container_cluster", expr.steps[0].name))
-            if made:
-                return made[0].tags
-        return UNKNOWN
+            return made[0] if made else None
+        if isinstance(value, str):
+            for (rtype, _), made in self.emitted.items():
+                if rtype == "google_container_cluster":
+                    for r in made:
+                        if r.attrs.get("name") == value:
+                            return r
+        return None
+
+    def cluster_tags(self, expr: Any, value: Any = None) -> Any:
+        cluster = self.cluster_resource(expr, value)
+        return cluster.tags if cluster is not None else UNKNOWN
 
 
 def instance_suffix(key: Any) -> str:

@@ -19,22 +19,78 @@ from mlcost_lint.parse import hcl as H
 
 
 class BudgetExceeded(Exception):
-    """The evaluation step budget is spent: the value becomes UNKNOWN."""
+    """The evaluation step budget is spent: the value becomes UNKNOWN.
+    ``whole`` is False when only the current value's share was spent."""
+
+    def __init__(self, whole: bool) -> None:
+        super().__init__("evaluation budget exceeded")
+        self.whole = whole
 
 
 class Budget:
-    __slots__ = ("limit", "steps", "exhausted")
+    """Steps for the whole build (``limit``) and for any one value
+    (``node_limit``, a twentieth of it): one exponential local becomes
+    UNKNOWN without starving every other value of the build."""
+
+    __slots__ = ("limit", "steps", "exhausted", "node_limit", "node_start")
 
     def __init__(self, limit: int) -> None:
         self.limit = max(int(limit), 1)
+        self.node_limit = max(self.limit // 20, 1000)
         self.steps = 0
+        self.node_start = 0
         self.exhausted = False
+
+    def start_value(self) -> None:
+        self.node_start = self.steps
 
     def charge(self, n: int = 1) -> None:
         self.steps += n
         if self.steps > self.limit:
             self.exhausted = True
-            raise BudgetExceeded()
+            raise BudgetExceeded(True)
+        if self.steps - self.node_start > self.node_limit:
+            raise BudgetExceeded(False)
+
+    def walk(self, value: Any) -> None:
+        """Charge one step per node of a nested value (shared sub-values
+        count every time, so a value built by doubling costs what it is)."""
+        stack = [value]
+        n = 0
+        while stack:
+            v = stack.pop()
+            n += 1
+            if n >= 256:
+                self.charge(n)
+                n = 0
+            if isinstance(v, dict):
+                stack.extend(v.values())
+            elif isinstance(v, list):
+                stack.extend(v)
+        self.charge(n)
+
+
+def bounded(value: Any, cap: int = 200_000) -> bool:
+    """True when a nested value has at most ``cap`` nodes."""
+    stack = [value]
+    n = 0
+    while stack:
+        v = stack.pop()
+        n += 1
+        if n > cap:
+            return False
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return True
+
+
+# Functions that walk whole nested values: charged by size before they run.
+DEEP_FUNCTIONS = frozenset({
+    "jsonencode", "format", "formatlist", "distinct", "toset", "setunion", "contains", "index",
+    "flatten", "tomap", "tolist", "sort", "compact", "merge", "concat", "yamldecode", "jsondecode",
+})
 
 
 class Scope:
@@ -245,6 +301,9 @@ class Evaluator:
             if lb is UNKNOWN or rb is UNKNOWN:
                 return UNKNOWN
             return lb and rb if op == "&&" else lb or rb
+        if op in ("==", "!="):
+            self.budget.walk(left)
+            self.budget.walk(right)
         if op == "==":
             return tf_equal(left, right)
         if op == "!=":
@@ -338,6 +397,9 @@ class Evaluator:
             return UNKNOWN if value is UNKNOWN else True
         fn = self.functions.get(name)
         args = [self.eval(a, scope) for a in e.args]
+        if name in DEEP_FUNCTIONS:
+            for a in args:
+                self.budget.walk(a)
         if e.expand_final and args:
             last = args.pop()
             if last is UNKNOWN:

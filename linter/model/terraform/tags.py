@@ -104,8 +104,8 @@ def apply_tags(res: CloudResource, config: ProviderConfig | None, instance: Any)
             own = res.get("node_config.resource_labels")
             cluster = UNKNOWN
             decl = _cluster_expr(res, instance)
-            if decl is not None:
-                cluster = instance.cluster_tags(decl)
+            if instance is not None and (decl is not None or isinstance(attrs.get("cluster"), str)):
+                cluster = instance.cluster_tags(decl, attrs.get("cluster"))
             res.tags = _merge_over(cluster, own)
             return
         res.tags_attribute = "labels"
@@ -118,7 +118,7 @@ def apply_tags(res: CloudResource, config: ProviderConfig | None, instance: Any)
 def _cluster_expr(res: CloudResource, instance: Any) -> Any:
     """The expression written for a node pool's ``cluster`` argument."""
     source = getattr(instance, "source", None)
-    if source is None:
+    if source is None or not hasattr(source, "resources"):
         return None
     for d in source.resources:
         if d.type == res.type and d.name == res.name:
