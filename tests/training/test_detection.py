@@ -147,3 +147,12 @@ def test_corpus_detection_exact():
     assert wrong == []
     assert counts == Counter({"axolotl": 257, "torchtune": 179, "lightning": 126, "accelerate": 35,
                               "deepspeed": 18, "transformers": 1, "none": 287})
+
+
+def test_defaults_doc_matches_the_table():
+    from mlcost_lint.model.training.defaults import defaults_markdown
+    from .helpers import ROOT
+    doc = (ROOT / "docs" / "framework-defaults.md").read_text(encoding="utf-8")
+    start = doc.index("<!-- BEGIN GENERATED")
+    body = doc[doc.index("\n", start) + 1:doc.index("<!-- END GENERATED -->")]
+    assert body == defaults_markdown()

@@ -133,3 +133,14 @@ def test_peft_and_quantised_loading():
     s = read_text(text).settings
     assert written(s.lora) == (True, True, 3, "use_peft")
     assert written(s.load_bits) == (4, True, 4, "load_in_4bit")
+
+
+def test_trl_flavour_precision_when_written():
+    base = "model_name_or_path: gpt2\nper_device_train_batch_size: 4\n"
+    assert written(read_text(base + "bf16: false\n").settings.precision) == ("fp32", True, 3, "bf16")
+    # fp16 off but bf16 unwritten: TRL turns bf16 on (current) or not (old).
+    fp16_off = read_text(base + "fp16: false\n").settings.precision
+    assert fp16_off.value is UNKNOWN and not fp16_off.explicit
+    # Plain TrainingArguments: one switch written off, the other off by default.
+    assert written(read_text("per_device_train_batch_size: 4\nfp16: false\n").settings.precision) == (
+        "fp32", True, 2, "fp16")

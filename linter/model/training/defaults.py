@@ -26,7 +26,7 @@ from mlcost_lint.model.core import UNKNOWN
 _TF = "checked against transformers 5.24.0 src/transformers/training_args.py (TrainingArguments field default)"
 _TRL = "checked against trl 1.16.0 trl/trainer/base_config.py (_BaseConfig)"
 _AX = "checked against axolotl 0.19.0"
-_DS = "checked against DeepSpeed master deepspeed/runtime/constants.py"
+_DS = "checked against DeepSpeed deepspeedai/DeepSpeed@088be89 deepspeed/runtime/constants.py"
 _ACC = "checked against accelerate 1.15.0 accelerate/commands/config/config_args.py"
 _PL = "checked against lightning 2.6.6 lightning/pytorch/trainer/trainer.py"
 _PLCK = "checked against lightning 2.6.6 lightning/pytorch/callbacks/model_checkpoint.py"
@@ -70,7 +70,7 @@ FRAMEWORK_DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
     },
     "deepspeed": {
         "precision": ("fp32", f"{_DS}: FP16_ENABLED_DEFAULT=False, BFLOAT16_ENABLED_DEFAULT=False"),
-        "zero_stage": (0, "checked against DeepSpeed master deepspeed/runtime/zero/config.py: stage=0"),
+        "zero_stage": (0, "checked against DeepSpeed deepspeedai/DeepSpeed deepspeed/runtime/zero/config.py: DeepSpeedZeroConfig.stage=0"),
         # steps_per_print: 10 in older DeepSpeed, None (never) in current master.
     },
     "accelerate": {
@@ -112,3 +112,23 @@ def defaults_for(framework: str, flavour: str = "") -> dict[str, tuple[Any, str]
     if flavour:
         table.update(FRAMEWORK_DEFAULTS.get(flavour, {}))
     return {name: entry for name, entry in table.items() if entry[0] is not UNKNOWN}
+
+
+def _cell(value: Any) -> str:
+    if value is UNKNOWN:
+        return "UNKNOWN (not modelled)"
+    if value is None:
+        return "None (keep all)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+def defaults_markdown() -> str:
+    """The defaults table as Markdown (docs/framework-defaults.md embeds it;
+    a test keeps the two equal)."""
+    lines = ["| framework | setting | default | checked against |", "|---|---|---|---|"]
+    for framework, table in FRAMEWORK_DEFAULTS.items():
+        for name, (value, source) in table.items():
+            lines.append(f"| {framework} | `{name}` | {_cell(value)} | {source.removeprefix('checked against ')} |")
+    return "\n".join(lines) + "\n"
