@@ -1,0 +1,150 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from mlcost_lint.model.core import UNKNOWN
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rules.compute.gpu_capacity import (
+    RESERVED,
+    capacity_of,
+    format_gpus,
+    gpu_pools,
+    kept_capacity,
+)
+
+# Long-lived Ray kinds (a RayJob's cluster lives only as long as its job).
+RAY_CLUSTER_KINDS = frozenset({"RayCluster", "RayService"})
+
+_SCALE_TO_ZERO = {
+    "EKS node group": "set scaling_config.min_size = 0 and let the cluster autoscaler/Karpenter add nodes for jobs",
+    "autoscaling group": "set min_size = 0 and scale out when jobs arrive",
+    "Batch compute environment": "set compute_resources.min_vcpus = 0 (Batch scales out when jobs are queued)",
+    "GKE node pool": "use autoscaling with min_node_count = 0 (or total_min_node_count = 0)",
+    "AKS node pool": "enable autoscaling with min_count = 0",
+    "Azure ML compute cluster": "set scale_settings.min_node_count = 0",
+}
+
+
+def _gpus(n: float, model: str) -> str:
+    return f"{format_gpus(n)} {model} GPU{'s' if n != 1 else ''}"
+
+
+class IdleGpuCapacity(Rule):
+    """
+    ## What it does
+    Flags GPU capacity kept running while no job needs it: an EKS node group
+    (also a node group of the terraform-aws-modules EKS module) with
+    `min_size` > 0, an autoscaling group or AWS Batch compute environment
+    (`min_vcpus`) with GPU instance types and a minimum above 0, a GKE node
+    pool with a GPU and no autoscaling or a minimum above 0, an AKS node pool
+    with a GPU size and `min_count` > 0 (or a fixed `node_count` without
+    autoscaling), an Azure ML compute cluster with `min_node_count` > 0, and
+    a RayCluster/RayService GPU worker group with `minReplicas` > 0. Reserved
+    capacity (capacity blocks, reservations) is already paid for and is not
+    flagged.
+
+    ## Why is this expensive
+    A minimum node count keeps that many GPU machines running around the
+    clock. Between training runs they idle at full price: two
+    p4d.24xlarge kept "warm" cost about $500,000 a year.
+
+    ## Example
+    ```hcl
+    resource "aws_eks_node_group" "gpu" {
+      instance_types = ["p4d.24xlarge"]
+      scaling_config {
+        min_size     = 2
+        desired_size = 2
+        max_size     = 8
+      }
+    }
+    ```
+
+    ## Fix
+    Scale GPU capacity to zero and let the autoscaler add nodes when jobs
+    arrive:
+    ```hcl
+      scaling_config {
+        min_size     = 0
+        desired_size = 0
+        max_size     = 8
+      }
+    ```
+    """
+
+    code = "MLC203"
+    name = "idle-gpu-capacity"
+    level = Level.WARNING
+    confidence = Confidence.HIGH
+    category = Category.COMPUTE
+    summary = "GPU capacity kept running while no job needs it"
+    fix = "Set the GPU pool's minimum size to 0 and let the autoscaler add nodes for jobs."
+
+    def check(self, project, settings) -> Iterator[Finding]:
+        yield from self._terraform(project)
+        yield from self._ray(project)
+
+    def _terraform(self, project) -> Iterator[Finding]:
+        for pool in gpu_pools(project):
+            if pool.spec.kind not in _SCALE_TO_ZERO:
+                continue
+            if pool.capacity == RESERVED:
+                continue
+            if pool.capacity is UNKNOWN and pool.capacity_attr is not None:
+                continue     # a capacity setting whose value is unknown may be a reservation
+            kept = kept_capacity(pool)
+            if kept is None or kept is UNKNOWN:
+                continue
+            types = pool.describe_types()
+            model = pool.gpu_name
+            per_zone = " per zone" if pool.spec.per_zone else ""
+            if kept.nodes is None:
+                what = (f"has no autoscaling: its {types} nodes ({_gpus(pool.gpus_per_node, model)} each) "
+                        "run whether or not a job needs them")
+            else:
+                if kept.attr is None:
+                    name = pool.spec.minimum[0] if kept.autoscaling else pool.spec.fixed[0]
+                    setting = f"{name} defaults to {kept.value}"
+                elif pool.resource.origin == "module-input" and pool.attr(kept.attr) not in \
+                        pool.resource.attr_locations:
+                    setting = f"the module's default {kept.attr} = {kept.value}"
+                else:
+                    setting = f"{kept.attr} = {kept.value}"
+                if not kept.autoscaling:
+                    setting = "no autoscaling, " + setting
+                at_least = "at least " if pool.spec.unit == "vcpus" else ""
+                what = (f"keeps {at_least}{kept.nodes} x {types} = "
+                        f"{_gpus(kept.gpus(pool), model)}{per_zone} running with no job ({setting})")
+            where_attr = kept.attr or (pool.spec.autoscaling[0] if pool.spec.autoscaling and
+                                       pool.get(pool.spec.autoscaling[0]) is not None else None)
+            yield self.finding(
+                f"{pool.spec.kind} {pool.address} {what}; {_SCALE_TO_ZERO[pool.spec.kind]}",
+                pool.loc(where_attr),
+                pool.address,
+                related=pool.resource.related_module_calls(),
+                object_line=pool.resource.location.line,
+            )
+
+    def _ray(self, project) -> Iterator[Finding]:
+        for workload in project.kubernetes.workloads:
+            if workload.kind not in RAY_CLUSTER_KINDS:
+                continue
+            for template in workload.gpu_templates():
+                minimum = template.min_replicas
+                if template.role == "head" or not isinstance(minimum, int) or minimum <= 0:
+                    continue
+                capacity = capacity_of(project, template)
+                if capacity.kind == RESERVED:
+                    continue
+                per_pod = template.gpu_count()
+                group_path = tuple(template.key_path[:-1])
+                yield self.finding(
+                    f"{workload.kind} {workload.name} worker group {template.role} keeps minReplicas: {minimum} x "
+                    f"{format_gpus(per_pod)} GPU{'s' if per_pod != 1 else ''} = "
+                    f"{format_gpus(minimum * per_pod)} GPU{'s' if minimum * per_pod != 1 else ''} running with no "
+                    "job; set minReplicas: 0 with the Ray autoscaler enabled",
+                    workload.document.location(group_path + ("minReplicas",)),
+                    f"{workload.address}/{template.role}",
+                    related=capacity.related,
+                    object_line=workload.loc().line,
+                )

@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from mlcost_lint.model.core import UNKNOWN
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rules.compute.gpu_capacity import (
+    DEADLINE_PATHS,
+    child_job_path,
+    count_value,
+    first_written,
+    format_gpus,
+    job_kind,
+)
+
+# Where the fix goes, per batch family (relative to the object).
+_FIX_AT: dict[str, tuple[str, ...]] = {
+    "job": ("spec",),
+    "cronjob": ("spec", "jobTemplate", "spec"),
+    "kubeflow": ("spec", "runPolicy"),
+    "trainjob": ("spec",),
+    "rayjob": ("spec",),
+}
+_FIX_FIELD: dict[str, str] = {
+    "job": "spec.activeDeadlineSeconds",
+    "cronjob": "spec.jobTemplate.spec.activeDeadlineSeconds",
+    "kubeflow": "spec.runPolicy.activeDeadlineSeconds",
+    "trainjob": "spec.activeDeadlineSeconds",
+    "rayjob": "spec.activeDeadlineSeconds",
+    "jobset": "activeDeadlineSeconds on the child Job (replicatedJobs[].template.spec)",
+    "volcano": "activeDeadlineSeconds in the task's pod template spec",
+}
+
+
+class GpuJobWithoutDeadline(Rule):
+    """
+    ## What it does
+    Flags a GPU batch workload with no bound on its run time: a Job or
+    CronJob without `activeDeadlineSeconds`, a Kubeflow training job
+    (PyTorchJob, TFJob, MPIJob, ...) without `runPolicy.activeDeadlineSeconds`,
+    a TrainJob or RayJob without `activeDeadlineSeconds`, a JobSet whose GPU
+    child Jobs have no `activeDeadlineSeconds`, a Volcano Job with none in its
+    GPU task pods. A pod-level `activeDeadlineSeconds` in the pod template
+    counts for every kind.
+
+    ## Why is this expensive
+    Distributed training hangs rather than fails: one rank dies, the others
+    wait in an NCCL collective forever, and every GPU of the job stays
+    allocated until someone notices. A deadline turns a silent hang over a
+    weekend into a failed job after a known number of hours.
+
+    ## Example
+    ```yaml
+    apiVersion: kubeflow.org/v1
+    kind: PyTorchJob
+    spec:
+      pytorchReplicaSpecs:
+        Worker:
+          replicas: 4
+          template: {spec: {containers: [{resources: {limits: {nvidia.com/gpu: 8}}}]}}
+    ```
+
+    ## Fix
+    Bound the run time a little above the expected training time:
+    ```yaml
+    spec:
+      runPolicy:
+        activeDeadlineSeconds: 172800   # 48 h
+    ```
+    """
+
+    code = "MLC204"
+    name = "gpu-job-without-deadline"
+    level = Level.WARNING
+    confidence = Confidence.HIGH
+    category = Category.COMPUTE
+    summary = "GPU batch job has no activeDeadlineSeconds: a hung run holds its GPUs indefinitely"
+    fix = "Set activeDeadlineSeconds (runPolicy.activeDeadlineSeconds for Kubeflow) above the expected run time."
+
+    def check(self, project, settings) -> Iterator[Finding]:
+        for workload in project.kubernetes.workloads:
+            family = job_kind(workload)
+            if family is None:
+                continue
+            value, _ = first_written(workload, DEADLINE_PATHS[family])
+            deadline = count_value(value)
+            if deadline is UNKNOWN or deadline is not None:
+                continue   # bounded (or bound unknown) for every pod of the job
+            unbounded = []
+            for template in workload.gpu_templates():
+                bound = template.active_deadline_seconds   # pod-level: int, None or UNKNOWN
+                child = child_job_path(workload, template)
+                if child is not None and bound is None:
+                    bound = count_value(workload.document.get(child + ("activeDeadlineSeconds",)))
+                if bound is None:
+                    unbounded.append(template)
+                elif bound is UNKNOWN:
+                    unbounded = []
+                    break
+            if not unbounded:
+                continue
+            first = unbounded[0]
+            if family in _FIX_AT:
+                fix_path = _FIX_AT[family]
+                if family == "kubeflow" and not workload.has(*fix_path):
+                    fix_path = ("spec",)
+                where = workload.loc(*fix_path)
+            elif family == "jobset":
+                where = workload.document.location(child_job_path(workload, first))
+            else:
+                where = first.spec_loc()
+            gpus = sum(
+                (t.gpu_count() * t.replicas) if isinstance(t.replicas, int) else t.gpu_count()
+                for t in unbounded
+            )
+            exact = all(isinstance(t.replicas, int) for t in unbounded)
+            roles = ", ".join(t.role for t in unbounded if t.role)
+            role_text = f" ({roles})" if roles else ""
+            yield self.finding(
+                f"{workload.kind} {workload.name} holds {'' if exact else 'at least '}"
+                f"{format_gpus(gpus)} GPU{'s' if gpus != 1 else ''}{role_text} with no run-time bound; "
+                f"a hung run keeps them until someone notices: set {_FIX_FIELD[family]}",
+                where,
+                workload.address,
+                object_line=workload.loc().line,
+            )
