@@ -244,3 +244,31 @@ def test_offload_removes_parts_from_the_gpu():
 
 def test_vit_table():
     assert parameter_count("google/vit-base-patch16-224") == pytest.approx(86.6e6)
+
+
+# ------------------------------------------------------- corpus sweep
+
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+_MODEL_KEY = re.compile(
+    r"(?:base_model|model_name_or_path|pretrained_model_name_or_path|model_name|_component_)"
+    r"\s*[:=]\s*['\"]?([A-Za-z0-9_./:-]+)"
+)
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
+def test_every_corpus_model_id_resolves_or_is_none_without_raising():
+    ids = set()
+    for path in CORPUS.rglob("*"):
+        if path.suffix in {".yaml", ".yml", ".json"} and path.is_file():
+            ids.update(_MODEL_KEY.findall(path.read_text(encoding="utf-8", errors="replace")))
+    model_ids = {i for i in ids if not i.startswith(("torchtune.datasets", "torchtune.training",
+                                                      "torchtune.modules", "torch."))}
+    counts = {i: parameter_count(i) for i in model_ids}
+    known = [c for c in counts.values() if c is not None]
+    assert len(model_ids) > 150
+    assert len(known) > 150
+    # Every count is a plausible model size: 10M to 2T parameters.
+    assert all(1e7 <= c <= 2e12 for c in known)
