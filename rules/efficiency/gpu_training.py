@@ -1,0 +1,273 @@
+"""Where a training config runs, and which other configs share its run.
+
+Shared by the training-config rules (MLC301/302, MLC402/403, MLC601/602):
+
+- :func:`device_of` answers "does this config train on a GPU?" from the
+  config's own device setting and the workloads that run it
+  (``project.links.workloads_of``). A config that no workload in the scan
+  runs is GPU training unless it says CPU or TPU (rules.md, Settled
+  questions). A linked config follows its workloads: an accelerator request
+  on the container that names it decides; a container that requests no
+  accelerator gets none from the device plugin, so it trains on CPU unless
+  its node selector pins a GPU node (then the GPU leak through the image's
+  ``NVIDIA_VISIBLE_DEVICES`` makes it unknown).
+- :func:`partners` lists the configs that decide a run together with this
+  one: the DeepSpeed/Accelerate configs it names (``deepspeed: ds.json``),
+  the configs that name it, and the configs mounted or passed to the same
+  container. MLC601 uses them: a Trainer's ``bf16`` fills a DeepSpeed
+  ``"auto"``, an Accelerate config's ``mixed_precision`` overrides a Trainer
+  that leaves ``bf16``/``fp16`` off.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mlcost_lint.model.core import UNKNOWN, Related, is_known
+
+if TYPE_CHECKING:
+    from mlcost_lint.catalogue import GpuModel
+    from mlcost_lint.model.kubernetes import Container, PodTemplate
+    from mlcost_lint.model.project import ConfigLink, Project
+    from mlcost_lint.model.training import Setting, TrainingConfig
+
+GPU = "gpu"
+TPU = "tpu"
+CPU = "cpu"
+OTHER = "other"   # Trainium/Inferentia, Gaudi: accelerators with their own precision rules
+ELSEWHERE = "elsewhere"   # the config does not hold its Trainer arguments: only links can tell
+
+# Accelerator resource name (prefix) -> device class.
+_RESOURCE_DEVICE: tuple[tuple[str, str], ...] = (
+    ("nvidia.com/gpu", GPU),
+    ("nvidia.com/mig-", GPU),
+    ("amd.com/gpu", GPU),
+    ("gpu.intel.com/", GPU),
+    ("google.com/tpu", TPU),
+    ("aws.amazon.com/neuron", OTHER),
+    ("habana.ai/gaudi", OTHER),
+)
+# When several links disagree, the costliest reading that is certain wins.
+_PRIORITY = (GPU, TPU, OTHER)
+
+
+@dataclass(slots=True)
+class Device:
+    """Where a config trains. ``kind`` is GPU/TPU/CPU/OTHER or UNKNOWN;
+    ``links`` are the workload links that put it there (empty when it is
+    not linked); ``gpu`` the GPU model when a linked pod pins one."""
+
+    kind: Any
+    links: list["ConfigLink"] = field(default_factory=list)
+    gpu: "GpuModel | None" = None
+    via: "TrainingConfig | None" = None   # the config whose links decided (a referencer)
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.kind == GPU
+
+    @property
+    def is_accelerated(self) -> bool:
+        """GPU, TPU or another accelerator (known); not CPU, not unknown."""
+        return self.kind in (GPU, TPU, OTHER)
+
+    def related(self) -> list[Related]:
+        out = []
+        for link in self.links:
+            out.append(Related(link.evidence, f"{link.workload.address} runs this config ({link.how})"))
+        return out
+
+    def where(self) -> str:
+        """A phrase for messages: why we think it trains on this device."""
+        if self.links:
+            link = self.links[0]
+            gpu = f" on {self.gpu.name}" if self.gpu is not None else ""
+            return f"run by {link.workload.address}{gpu}"
+        return ""
+
+
+def container_device(template: "PodTemplate", container: "Container") -> tuple[Any, "GpuModel | None"]:
+    """The device class one container trains on, and its GPU model when the
+    pod pins one with node-selector labels."""
+    accelerators = container.accelerators()
+    kinds: set[str] = set()
+    for name, count in accelerators.items():
+        if count is UNKNOWN:
+            return UNKNOWN, None
+        if count <= 0:
+            continue
+        kinds.add(next((kind for prefix, kind in _RESOURCE_DEVICE
+                        if name == prefix or name.startswith(prefix)), OTHER))
+    gpu = _pinned_gpu(template)
+    if not kinds:
+        # No request: the device plugin gives the container no accelerator.
+        # Pinned to a GPU node it may still see them (images that set
+        # NVIDIA_VISIBLE_DEVICES=all): not certain either way.
+        return (UNKNOWN if gpu is not None else CPU), None
+    for kind in _PRIORITY:
+        if kind in kinds:
+            return kind, (gpu if kind == GPU and gpu is not None and not gpu.is_tpu else None)
+    return UNKNOWN, None
+
+
+def _pinned_gpu(template: "PodTemplate") -> "GpuModel | None":
+    try:
+        from mlcost_lint.catalogue import Accelerator, from_node_labels
+        found = from_node_labels(template.node_selector or {})
+    except Exception:  # the catalogue must never break a rule
+        return None
+    if found is None:
+        return None
+    return found.gpu if isinstance(found, Accelerator) else found
+
+
+# Frameworks whose device is a Trainer argument under ``trainer:``. A
+# LightningCLI file without that block holds only model/data arguments; the
+# Trainer comes from another --config file or the command line.
+_TRAINER_BLOCK_FRAMEWORKS = ("lightning", "nemo")
+
+
+def _own_device(config: "TrainingConfig") -> Any:
+    device: Setting[Any] = config.settings.device
+    if config.framework.value in _TRAINER_BLOCK_FRAMEWORKS and not device.explicit \
+            and not isinstance(config.document.get(config.key_path + ("trainer",)), dict):
+        return ELSEWHERE
+    if device.explicit:
+        return device.value
+    return device.value if is_known(device.value) else GPU
+
+
+def _from_links(links: list["ConfigLink"]) -> Device:
+    if not links:
+        return Device(UNKNOWN)
+    by_kind: dict[Any, list[tuple[ConfigLink, Any]]] = {}
+    for link in links:
+        kind, gpu = container_device(link.template, link.container)
+        by_kind.setdefault(kind, []).append((link, gpu))
+    for kind in _PRIORITY:
+        if kind in by_kind:
+            chosen = by_kind[kind]
+            gpus = {g.name: g for _, g in chosen if g is not None}
+            # One GPU model only when every GPU link pins the same one.
+            gpu = next(iter(gpus.values())) if len(gpus) == 1 and all(g is not None for _, g in chosen) else None
+            return Device(kind, [l for l, _ in chosen], gpu)
+    if UNKNOWN in by_kind:
+        return Device(UNKNOWN, [l for l, _ in by_kind[UNKNOWN]])
+    return Device(CPU, [l for l, _ in by_kind.get(CPU, [])])
+
+
+def device_of(project: "Project", config: "TrainingConfig") -> Device:
+    """Where ``config`` trains (see the module docstring)."""
+    own = _own_device(config)
+    if own in (CPU, TPU) or own is UNKNOWN:
+        return Device(own)
+    if own == ELSEWHERE:
+        links = project.links.workloads_of(config)
+        return _from_links(links) if links else Device(UNKNOWN)
+    links = project.links.workloads_of(config)
+    if links:
+        found = _from_links(links)
+        if own == OTHER and found.kind == GPU:
+            return Device(UNKNOWN, found.links)
+        return found
+    # Not run directly: a config that names this one may be (a Trainer
+    # config passed to the container names its DeepSpeed config).
+    for referrer in referrers_of(project, config):
+        referrer_links = project.links.workloads_of(referrer)
+        if referrer_links:
+            found = _from_links(referrer_links)
+            found.via = referrer
+            return found
+    return Device(own)
+
+
+# ------------------------------------------------------------ partners ---
+
+def _norm(path: str) -> str:
+    text = path.strip().replace("\\", "/")
+    while text.startswith("./"):
+        text = text[2:]
+    return posixpath.normpath(text) if text else text
+
+
+def resolve_reference(project: "Project", config: "TrainingConfig", ref: str) -> "TrainingConfig | None":
+    """The scanned config a path written in ``config`` names, or None when
+    it is not in the scan (or more than one file could be meant). The path
+    is resolved from the config's folder first, then as a path relative to
+    wherever the job starts (matched as a path suffix)."""
+    target = _norm(ref)
+    if not target or target == ".":
+        return None
+    base = posixpath.basename(target)
+    candidates = [c for c in project.training if c is not config]
+    if config.embedded_in is None:
+        here = _norm(posixpath.join(posixpath.dirname(config.path), target))
+        exact = [c for c in candidates if c.embedded_in is None and _norm(c.path) == here]
+        if len(exact) == 1:
+            return exact[0]
+    suffix = target.lstrip("/")
+    by_suffix = [c for c in candidates if c.embedded_in is None
+                 and (_norm(c.path) == suffix or _norm(c.path).endswith("/" + suffix))]
+    if len(by_suffix) == 1:
+        return by_suffix[0]
+    if len(by_suffix) > 1:
+        return None
+    # A mounted ConfigMap key: /etc/train/ds_config.json -> data key ds_config.json.
+    embedded = [c for c in candidates if c.embedded_in is not None and c.embedded_key == base]
+    same_map = [c for c in embedded if c.embedded_in == config.embedded_in]
+    if len(same_map) == 1:
+        return same_map[0]
+    return embedded[0] if len(embedded) == 1 else None
+
+
+def references_of(project: "Project", config: "TrainingConfig") -> tuple[list["TrainingConfig"], list[str]]:
+    """(configs ``config`` names that are in the scan, paths it names that are not)."""
+    found: list[TrainingConfig] = []
+    missing: list[str] = []
+    for ref in config.settings.referenced_configs:
+        if not isinstance(ref.value, str):
+            continue
+        target = resolve_reference(project, config, ref.value)
+        if target is None:
+            missing.append(ref.value)
+        elif target not in found:
+            found.append(target)
+    return found, missing
+
+
+def referrers_of(project: "Project", config: "TrainingConfig") -> list["TrainingConfig"]:
+    return [other for other in project.training
+            if other is not config and config in references_of(project, other)[0]]
+
+
+def partners(project: "Project", config: "TrainingConfig") -> tuple[list["TrainingConfig"], list[str]]:
+    """(configs that shape the same run, referenced paths not in the scan)."""
+    named, missing = references_of(project, config)
+    out: list[TrainingConfig] = list(named)
+    for other in referrers_of(project, config):
+        if other not in out:
+            out.append(other)
+    for link in project.links.workloads_of(config):
+        for sibling in project.links.configs_of(link.workload):
+            if sibling.container is link.container and sibling.config is not config \
+                    and sibling.config not in out:
+                out.append(sibling.config)
+    return out, missing
+
+
+def raw_value(config: "TrainingConfig", setting: "Setting[Any]") -> Any:
+    """The value as written for a setting whose key is a plain dotted path
+    (``bf16.enabled``), or None when it cannot be found."""
+    if not setting.key:
+        return None
+    path: tuple[Any, ...] = tuple(setting.key.split("."))
+    return config.document.get(config.key_path + path)
+
+
+def config_label(config: "TrainingConfig") -> str:
+    """How a message names a config: its ConfigMap key or its path."""
+    if config.embedded_in:
+        return f"{config.embedded_in} key {config.embedded_key}"
+    return config.path
