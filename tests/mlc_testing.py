@@ -1,4 +1,9 @@
-"""Shared test helpers: run the pipeline in-process, or the real CLI."""
+"""Shared test helpers: run the pipeline in-process, or the real CLI.
+
+Import as `from mlc_testing import ...` (tests/ is on sys.path through
+tests/conftest.py). Not named conftest: sub-folders have conftest files of
+their own, and `from conftest import` would pick whichever was loaded last.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,6 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -59,7 +62,3 @@ def triples(result, code: str | None = None) -> list[tuple[str, str, int, str]]:
     return [(f.code, f.location.path, f.location.line, f.message)
             for f in result.findings if code is None or f.code == code]
 
-
-@pytest.fixture
-def fixtures() -> Path:
-    return FIXTURES

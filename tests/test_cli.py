@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_cli
+from mlc_testing import run_cli
 
 POD = """\
 apiVersion: v1

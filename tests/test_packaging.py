@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+from mlc_testing import ROOT
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -93,6 +93,9 @@ def _add_embedded(project: Project, cm) -> None:
     from mlcost_lint.model.training.detect import read_embedded_configs
 
     for key, text in cm.data.items():
-        pos = cm.document.position(cm.key_path + ("data", key))
-        base_line = pos[0] if pos else cm.document.start_line
-        project.training.extend(read_embedded_configs(text, cm.document.path, base_line, cm.address, key))
+        pos = cm.document.position(cm.key_path + ("data", key)) or (cm.document.start_line, 1)
+        # A multi-line value is a block scalar (`key: |`): its text starts on
+        # the next line, indented under the key.
+        line, column = (pos[0] + 1, pos[1] + 2) if "\n" in text.rstrip("\n") else pos
+        project.training.extend(read_embedded_configs(
+            text, cm.document.path, line, cm.address, key, base_column=column))

@@ -1,0 +1,84 @@
+"""The parse cache: never trusted when tampered with, safe when shared, and
+invisible in the results (same output cold, warm, serial or parallel)."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+from mlc_testing import CORPUS, ROOT
+
+from mlcost_lint.cache import ParseCache
+from mlcost_lint.parse.document import FileKind, ParsedFile
+
+
+def _cache(tmp_path: Path) -> ParseCache:
+    return ParseCache(tmp_path / "cache", "test")
+
+
+def test_roundtrip_and_corruption(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    cache = _cache(tmp_path)
+    key = cache.key(b"kind: Pod\n", "a.yaml", "yaml")
+    assert cache.get(key) is None
+    cache.put(key, ParsedFile(path="a.yaml", kind=FileKind.YAML))
+    assert cache.get(key).path == "a.yaml"
+    entry = next((tmp_path / "cache").rglob("*.pkl"))
+    entry.write_bytes(entry.read_bytes()[:-5])          # truncated on disk
+    assert cache.get(key) is None
+    # A "cache" committed to a repository: a valid pickle without our signature.
+    entry.write_bytes(b"\0" * 32 + pickle.dumps(ParsedFile(path="evil", kind=FileKind.YAML)))
+    assert cache.get(key) is None
+    cache.put(key, ParsedFile(path="a.yaml", kind=FileKind.YAML))  # rebuilt
+    assert cache.get(key).path == "a.yaml"
+
+
+def test_key_depends_on_content_path_kind_and_settings(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    a = _cache(tmp_path)
+    b = ParseCache(tmp_path / "cache", "other-settings")
+    base = a.key(b"x", "a.yaml", "yaml")
+    assert len({base, a.key(b"y", "a.yaml", "yaml"), a.key(b"x", "b.yaml", "yaml"),
+                a.key(b"x", "a.yaml", "json"), b.key(b"x", "a.yaml", "yaml")}) == 5
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mlcost_lint", *args], cwd=cwd, capture_output=True, timeout=300)
+
+
+def _corpus_copy(tmp_path: Path) -> Path:
+    """A slice of the real corpus plus the demo, so parallel parsing kicks in."""
+    import shutil
+
+    dest = tmp_path / "proj"
+    shutil.copytree(CORPUS / "kubeflow__training-operator", dest / "kubeflow")
+    shutil.copytree(CORPUS / "axolotl-ai-cloud__axolotl", dest / "axolotl")
+    shutil.copytree(ROOT / "fixtures" / "demo", dest / "demo")
+    return dest
+
+
+def test_output_identical_across_jobs_and_cache_states(tmp_path: Path):
+    proj = _corpus_copy(tmp_path)
+    outputs = set()
+    for args in (["--no-cache", "--jobs", "1"], ["--no-cache", "--jobs", "2"],
+                 ["--cache-dir", str(tmp_path / "c"), "--jobs", "2"],   # cold, fills the cache
+                 ["--cache-dir", str(tmp_path / "c"), "--jobs", "1"]):  # warm
+        for fmt in ("sarif",):
+            r = _run([".", "--format", fmt, "--exit-zero", *args], proj)
+            assert r.returncode == 0, r.stderr.decode()
+            outputs.add(r.stdout)
+    assert len(outputs) == 1
+    assert any((tmp_path / "c").rglob("*.pkl"))
+
+
+def test_two_runs_sharing_a_cache_at_once(tmp_path: Path):
+    proj = _corpus_copy(tmp_path)
+    expected = _run([".", "--format", "json", "--exit-zero", "--no-cache"], proj).stdout
+    cmd = [sys.executable, "-m", "mlcost_lint", ".", "--format", "json", "--exit-zero",
+           "--cache-dir", str(tmp_path / "shared")]
+    procs = [subprocess.Popen(cmd, cwd=proj, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [o[1] for o in outs]
+    assert outs[0][0] == expected and outs[1][0] == expected
