@@ -762,6 +762,8 @@ def _lark_error(exc: Exception) -> HclSyntaxError:
     token = getattr(exc, "token", None)
     if token is not None:
         text = str(token)
+        if getattr(token, "type", "") == "$END":
+            return HclSyntaxError("unexpected end of file", line, col)
         if not text.strip():
             text = "newline" if "\n" in text else "whitespace"
             return HclSyntaxError(f"unexpected {text}", line, col)
