@@ -560,7 +560,13 @@ def capacity_of(project: "Project", template: "PodTemplate") -> Capacity:
         if pool is None:
             continue
         pools.append(pool)
-        markers.append((pool.capacity, link.evidence, f"{link.how} -> {pool.address}"))
+        if pool.capacity == ON_DEMAND and pool.capacity_attr is None:
+            state = "on-demand: no spot setting"
+        elif pool.capacity is UNKNOWN:
+            state = "capacity unknown"
+        else:
+            state = f"{pool.capacity}: {pool.capacity_attr} = {pool.get(pool.capacity_attr)}"
+        markers.append((pool.capacity, link.evidence, f"{link.how} -> {pool.spec.kind} {pool.address}, {state}"))
         related.append(Related(pool.loc(pool.capacity_attr), f"{pool.spec.kind} {pool.address}"
                                f" ({pool.capacity if pool.capacity is not UNKNOWN else 'capacity unknown'})"))
     kinds = [m[0] for m in markers]
@@ -631,3 +637,117 @@ def child_job_path(workload: Any, template: Any) -> tuple | None:
 def count_value(value: Any) -> Maybe[int] | None:
     """A written count: int, None when absent, UNKNOWN otherwise."""
     return _int(value)
+
+
+# ------------------------------------------------ checkpoint durability ---
+
+DISABLED = "disabled"     # the config saves no checkpoints
+EPHEMERAL = "ephemeral"   # saved where a preempted node takes them along
+DURABLE = "durable"       # object store or a persistent volume
+
+OBJECT_STORE_SCHEMES = ("s3://", "s3a://", "gs://", "gcs://", "az://", "abfs://", "abfss://", "wasb://",
+                        "wasbs://", "hf://", "dbfs:/", "oci://", "r2://")
+# Volume sources whose data outlives the pod and its node.
+PERSISTENT_VOLUME_SOURCES = frozenset({
+    "persistentVolumeClaim", "nfs", "csi", "azureFile", "azureDisk", "cephfs", "glusterfs", "awsElasticBlockStore",
+    "gcePersistentDisk", "iscsi", "fc", "rbd", "portworxVolume", "quobyte", "storageos", "vsphereVolume",
+    "cinder", "flocker", "photonPersistentDisk", "scaleIO",
+})
+# Flags that override the config's output directory on the command line.
+OUTPUT_DIR_FLAGS = ("--output_dir", "--output-dir", "--default_root_dir", "--trainer.default_root_dir")
+# Hub strategies that push resumable checkpoints (not just the final model).
+HUB_CHECKPOINT_STRATEGIES = frozenset({"checkpoint", "all_checkpoints"})
+
+
+@dataclass(slots=True)
+class CheckpointStorage:
+    kind: Maybe[str]              # DISABLED / EPHEMERAL / DURABLE / UNKNOWN
+    where: Location | None = None
+    detail: str = ""
+
+
+def _mounts(workload: Any, template: Any, container: Any) -> list[tuple[str, bool]]:
+    """(mount path, persistent?) for the container, plus Volcano job-level PVC mounts."""
+    volumes = {v.get("name"): v for v in template.volumes if isinstance(v, dict)}
+    out = []
+    for mount in container.volume_mounts:
+        volume = volumes.get(mount.name)
+        persistent = isinstance(volume, dict) and any(k in PERSISTENT_VOLUME_SOURCES for k in volume)
+        out.append((mount.mount_path.rstrip("/") or "/", persistent))
+    if workload is not None and is_volcano_job(workload):
+        for v in workload.spec.get("volumes") or []:
+            if isinstance(v, dict) and isinstance(v.get("mountPath"), str):
+                out.append((v["mountPath"].rstrip("/") or "/", True))
+    return out
+
+
+def _argv_output_dir(container: Any) -> tuple[str | None, bool]:
+    """(value, found) of an output-dir flag in the container's argv (also inside sh -c)."""
+    words: list[str] = []
+    for arg in container.argv:
+        words.extend(arg.split())
+    for i, word in enumerate(words):
+        for flag in OUTPUT_DIR_FLAGS:
+            if word == flag:
+                return (words[i + 1].strip("'\"") if i + 1 < len(words) else None), True
+            if word.startswith(flag + "="):
+                return word[len(flag) + 1:].strip("'\""), True
+    return None, False
+
+
+def checkpoint_storage(link: Any) -> CheckpointStorage:
+    """Whether the linked config's checkpoints survive the loss of the node."""
+    settings = link.config.settings
+    config = link.config
+    strategy = settings.save_strategy
+    if strategy.value == "no":
+        return CheckpointStorage(DISABLED, config.loc(strategy), f"{strategy.key or 'save_strategy'}: \"no\"")
+    enabled = settings.checkpointing_enabled
+    if enabled.value is False:
+        return CheckpointStorage(DISABLED, config.loc(enabled), f"{enabled.key or 'enable_checkpointing'}: false")
+    if strategy.value is UNKNOWN and strategy.explicit:
+        return CheckpointStorage(UNKNOWN)
+    hub = settings.hub_strategy
+    if hub.explicit and (hub.value is UNKNOWN or hub.value in HUB_CHECKPOINT_STRATEGIES):
+        return CheckpointStorage(UNKNOWN)
+    value, found = _argv_output_dir(link.container)
+    if found:
+        if value is None or "$" in value:
+            return CheckpointStorage(UNKNOWN)
+        where, shown = link.container.loc("command" if link.container.command else "args"), f"--output_dir {value}"
+    else:
+        out = settings.output_dir
+        if not isinstance(out.value, str) or "$" in out.value or "{" in out.value:
+            return CheckpointStorage(UNKNOWN)
+        value, where = out.value, config.loc(out)
+        shown = f"{out.key or 'output_dir'}: {value}" + ("" if out.explicit else " (default)")
+    lowered = value.lower()
+    if lowered.startswith(OBJECT_STORE_SCHEMES):
+        return CheckpointStorage(DURABLE, where, shown)
+    if "://" in lowered:
+        return CheckpointStorage(UNKNOWN)
+    mounts = _mounts(link.workload, link.template, link.container)
+    path = value
+    if not path.startswith("/"):
+        working_dir = link.workload.document.get(tuple(link.container.key_path) + ("workingDir",))
+        if isinstance(working_dir, str) and working_dir.startswith("/") and "$" not in working_dir:
+            path = working_dir.rstrip("/") + "/" + path.lstrip("./")
+        elif any(persistent for _, persistent in mounts):
+            return CheckpointStorage(UNKNOWN)    # relative to an image WORKDIR we cannot see
+        else:
+            return CheckpointStorage(EPHEMERAL, where, shown + " (container filesystem)")
+    best = None
+    for mount_path, persistent in mounts:
+        if path == mount_path or path.startswith(mount_path + "/") or mount_path == "/":
+            if best is None or len(mount_path) > len(best[0]):
+                best = (mount_path, persistent)
+    if best is None:
+        return CheckpointStorage(EPHEMERAL, where, shown + " (container filesystem)")
+    if best[1]:
+        return CheckpointStorage(DURABLE, where, shown + f" (persistent volume at {best[0]})")
+    return CheckpointStorage(EPHEMERAL, where, shown + f" (non-persistent volume at {best[0]})")
+
+
+def kind_label(workload: Any) -> str:
+    """The kind as a reader knows it ("Volcano Job" for batch.volcano.sh Job)."""
+    return "Volcano Job" if is_volcano_job(workload) else workload.kind

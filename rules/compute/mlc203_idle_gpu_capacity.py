@@ -24,6 +24,19 @@ _SCALE_TO_ZERO = {
     "Azure ML compute cluster": "set scale_settings.min_node_count = 0",
 }
 
+# Registry-module node groups: the module's input names for the plan-shape
+# attributes the model fills (terraform-aws-modules/eks, GKE and AKS modules).
+MODULE_INPUT_NAMES = {
+    "scaling_config.min_size": "min_size",
+    "autoscaling.min_node_count": "min_count",
+    "autoscaling.total_min_node_count": "total_min_count",
+}
+MODULE_FIX = {
+    "EKS node group": "set min_size = 0 in the module's node group and let the autoscaler add nodes for jobs",
+    "autoscaling group": "set min_size = 0 in the module's node group",
+    "GKE node pool": "set min_count = 0 in the module's node_pools entry",
+}
+
 
 def _gpus(n: float, model: str) -> str:
     return f"{format_gpus(n)} {model} GPU{'s' if n != 1 else ''}"
@@ -105,9 +118,11 @@ class IdleGpuCapacity(Rule):
                 if kept.attr is None:
                     name = pool.spec.minimum[0] if kept.autoscaling else pool.spec.fixed[0]
                     setting = f"{name} defaults to {kept.value}"
-                elif pool.resource.origin == "module-input" and pool.attr(kept.attr) not in \
-                        pool.resource.attr_locations:
-                    setting = f"the module's default {kept.attr} = {kept.value}"
+                elif pool.resource.origin == "module-input":
+                    name = MODULE_INPUT_NAMES.get(kept.attr, kept.attr)
+                    written = pool.attr(kept.attr) in pool.resource.attr_locations
+                    setting = f"{name} = {kept.value}" if written else \
+                        f"{name} not set: the module's default is {kept.value}"
                 else:
                     setting = f"{kept.attr} = {kept.value}"
                 if not kept.autoscaling:
@@ -117,8 +132,11 @@ class IdleGpuCapacity(Rule):
                         f"{_gpus(kept.gpus(pool), model)}{per_zone} running with no job ({setting})")
             where_attr = kept.attr or (pool.spec.autoscaling[0] if pool.spec.autoscaling and
                                        pool.get(pool.spec.autoscaling[0]) is not None else None)
+            fix = _SCALE_TO_ZERO[pool.spec.kind]
+            if pool.resource.origin == "module-input":
+                fix = MODULE_FIX.get(pool.spec.kind, fix)
             yield self.finding(
-                f"{pool.spec.kind} {pool.address} {what}; {_SCALE_TO_ZERO[pool.spec.kind]}",
+                f"{pool.spec.kind} {pool.address} {what}; {fix}",
                 pool.loc(where_attr),
                 pool.address,
                 related=pool.resource.related_module_calls(),

@@ -11,6 +11,7 @@ from mlcost_lint.rules.compute.gpu_capacity import (
     first_written,
     format_gpus,
     job_kind,
+    kind_label,
 )
 
 # Where the fix goes, per batch family (relative to the object).
@@ -117,9 +118,9 @@ class GpuJobWithoutDeadline(Rule):
             roles = ", ".join(t.role for t in unbounded if t.role)
             role_text = f" ({roles})" if roles else ""
             yield self.finding(
-                f"{workload.kind} {workload.name} holds {'' if exact else 'at least '}"
+                f"{kind_label(workload)} {workload.name} holds {'' if exact else 'at least '}"
                 f"{format_gpus(gpus)} GPU{'s' if gpus != 1 else ''}{role_text} with no run-time bound; "
-                f"a hung run keeps them until someone notices: set {_FIX_FIELD[family]}",
+                f"a hung run keeps {'it' if gpus == 1 else 'them'} until someone notices: set {_FIX_FIELD[family]}",
                 where,
                 workload.address,
                 object_line=workload.loc().line,

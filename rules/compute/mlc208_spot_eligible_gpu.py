@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from mlcost_lint.model.core import UNKNOWN, Related
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rules.compute.gpu_capacity import (
+    DURABLE,
+    ON_DEMAND,
+    capacity_of,
+    checkpoint_storage,
+)
+
+
+def _spot_offered(capacity, template) -> bool:
+    """Spot is offered for the GPU that runs the job: every linked pool's
+    instance type is spot-capable, or the node selector names a
+    spot-capable type; unknown types count (most GPU types are)."""
+    if capacity.pools:
+        return all(pool.accelerator.spot_capable for pool in capacity.pools)
+    from mlcost_lint.catalogue import Accelerator, from_node_labels
+
+    pinned = from_node_labels({k: v for k, v in template.node_selector.items() if isinstance(v, str)})
+    if isinstance(pinned, Accelerator):
+        return pinned.spot_capable
+    return True
+
+
+class SpotEligibleGpu(Rule):
+    """
+    ## What it does
+    Notes a GPU training job on known on-demand capacity (linked to a
+    Terraform node group/pool with no spot setting, or selecting on-demand
+    nodes with `eks.amazonaws.com/capacityType: ON_DEMAND` or
+    `karpenter.sh/capacity-type: on-demand`) whose linked training config
+    checkpoints to durable storage (an object store or a persistent volume).
+    Such a job can resume after a preemption, so it could run on spot
+    capacity. Reserved capacity (capacity blocks, reservations) is already
+    paid for and is not noted; a job whose capacity is unknown is silent.
+
+    ## Why is this expensive
+    Spot and preemptible GPUs cost 60-90% less than on-demand. A job that
+    already saves resumable checkpoints to durable storage loses at most the
+    steps since its last checkpoint when preempted.
+
+    ## Example
+    ```hcl
+    resource "aws_eks_node_group" "gpu" {
+      instance_types = ["g5.12xlarge"]      # no capacity_type: ON_DEMAND
+    }
+    ```
+    with a Job on that group whose config writes `output_dir: s3://ckpt/run1`.
+
+    ## Fix
+    Run it on a spot node group (`capacity_type = "SPOT"`, GKE
+    `node_config.spot = true`, AKS `priority = "Spot"`) and resume from the
+    last checkpoint on restart.
+    """
+
+    code = "MLC208"
+    name = "spot-eligible-gpu"
+    level = Level.NOTE
+    confidence = Confidence.LOW
+    category = Category.COMPUTE
+    summary = "On-demand GPU job checkpoints to durable storage and could use spot capacity"
+    fix = "Move the job to a spot/preemptible GPU pool; it already resumes from durable checkpoints."
+
+    def check(self, project, settings) -> Iterator[Finding]:
+        seen: set[int] = set()
+        for link in project.links.configs:
+            template = link.template
+            if id(template) in seen:
+                continue
+            gpus = template.gpu_count()
+            if gpus is UNKNOWN or gpus <= 0:
+                continue
+            capacity = capacity_of(project, template)
+            if capacity.kind != ON_DEMAND or not _spot_offered(capacity, template):
+                continue
+            storage = checkpoint_storage(link)
+            if storage.kind != DURABLE:
+                continue
+            seen.add(id(template))
+            workload = link.workload
+            role = f" ({template.role})" if template.role else ""
+            related = [*capacity.related,
+                       Related(storage.where or link.config.location, f"{link.config.path}: {storage.detail}"),
+                       Related(link.evidence, f"training config linked by {link.how}")]
+            yield self.finding(
+                f"{workload.kind} {workload.name}{role} runs {gpus} GPU{'s' if gpus != 1 else ''} per pod on "
+                f"on-demand capacity ({capacity.how}) and checkpoints to durable storage ({storage.detail}): it "
+                "can resume after preemption, so spot capacity at 60-90% lower price would fit",
+                capacity.evidence or template.spec_loc(),
+                f"{workload.address}/{template.role or 'template'}",
+                related=related,
+                object_line=workload.loc().line,
+            )

@@ -1,0 +1,40 @@
+"""MLC203 idle-gpu-capacity: exact findings on the positive fixtures, none on the negatives,
+and once through the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+from mlc_testing import FIXTURES, lint_dir, run_cli, triples
+
+CODE = "MLC203"
+BASE = FIXTURES / "rules" / CODE
+
+EXPECTED = [
+    ('MLC203', 'positive/azure.tf', 6, 'AKS node pool azurerm_kubernetes_cluster_node_pool.a100 keeps 1 x Standard_NC24ads_A100_v4 = 1 A100-80 GPU running with no job (min_count = 1); enable autoscaling with min_count = 0'),
+    ('MLC203', 'positive/azure.tf', 14, 'AKS node pool azurerm_kubernetes_cluster_node_pool.t4 keeps 3 x Standard_NC4as_T4_v3 = 3 T4 GPUs running with no job (no autoscaling, node_count = 3); enable autoscaling with min_count = 0'),
+    ('MLC203', 'positive/azure.tf', 25, 'Azure ML compute cluster azurerm_machine_learning_compute_cluster.train keeps 1 x Standard_NC24ads_A100_v4 = 1 A100-80 GPU running with no job (scale_settings.min_node_count = 1); set scale_settings.min_node_count = 0'),
+    ('MLC203', 'positive/eks.tf', 10, 'EKS node group aws_eks_node_group.a100 keeps 2 x p4d.24xlarge = 16 A100-40 GPUs running with no job (scaling_config.min_size = 2); set scaling_config.min_size = 0 and let the cluster autoscaler/Karpenter add nodes for jobs'),
+    ('MLC203', 'positive/eks.tf', 24, 'EKS node group module.eks.eks_managed_node_groups["l4"] keeps 1 x g6.xlarge = 1 L4 GPU running with no job (min_size not set: the module\'s default is 1); set min_size = 0 in the module\'s node group and let the autoscaler add nodes for jobs'),
+    ('MLC203', 'positive/eks.tf', 39, 'Batch compute environment aws_batch_compute_environment.gpu keeps at least 1 x g5.12xlarge = 4 A10G GPUs running with no job (compute_resources.min_vcpus = 48); set compute_resources.min_vcpus = 0 (Batch scales out when jobs are queued)'),
+    ('MLC203', 'positive/gke.tf', 5, 'GKE node pool google_container_node_pool.t4_fixed keeps 2 x n1-standard-8 = 2 T4 GPUs per zone running with no job (no autoscaling, node_count = 2); use autoscaling with min_node_count = 0 (or total_min_node_count = 0)'),
+    ('MLC203', 'positive/gke.tf', 22, 'GKE node pool google_container_node_pool.a100 keeps 1 x a2-highgpu-1g = 1 A100-40 GPU per zone running with no job (autoscaling.min_node_count = 1); use autoscaling with min_node_count = 0 (or total_min_node_count = 0)'),
+    ('MLC203', 'positive/raycluster.yaml', 18, 'RayCluster batch-inference worker group gpu-workers keeps minReplicas: 2 x 4 GPUs = 8 GPUs running with no job; set minReplicas: 0 with the Ray autoscaler enabled'),
+]
+
+
+def test_positive_exact():
+    assert triples(lint_dir(BASE / "positive"), CODE) == EXPECTED
+
+
+def test_negative_silent():
+    assert triples(lint_dir(BASE / "negative"), CODE) == []
+
+
+def test_cli_json():
+    result = run_cli("positive", "--format", "json", "--select", CODE, cwd=BASE)
+    assert result.code == 1, result.err
+    data = json.loads(result.out)
+    findings = data["findings"] if isinstance(data, dict) else data
+    got = [(f["code"], f["path"], f["line"]) for f in findings]
+    assert got == [(c, p, line) for c, p, line, _ in EXPECTED]

@@ -1,0 +1,38 @@
+"""MLC204 gpu-job-without-deadline: exact findings on the positive fixtures, none on the negatives,
+and once through the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+from mlc_testing import FIXTURES, lint_dir, run_cli, triples
+
+CODE = "MLC204"
+BASE = FIXTURES / "rules" / CODE
+
+EXPECTED = [
+    ('MLC204', 'positive/batch_crds.yaml', 5, 'RayJob ray-train holds 2 GPUs (gpu) with no run-time bound; a hung run keeps them until someone notices: set spec.activeDeadlineSeconds'),
+    ('MLC204', 'positive/batch_crds.yaml', 46, "Volcano Job mpi-bert holds 8 GPUs (mpiworker) with no run-time bound; a hung run keeps them until someone notices: set activeDeadlineSeconds in the task's pod template spec"),
+    ('MLC204', 'positive/batch_crds.yaml', 62, 'JobSet pretrain holds 32 GPUs (workers) with no run-time bound; a hung run keeps them until someone notices: set activeDeadlineSeconds on the child Job (replicatedJobs[].template.spec)'),
+    ('MLC204', 'positive/jobs.yaml', 6, 'Job finetune-7b holds 4 GPUs with no run-time bound; a hung run keeps them until someone notices: set spec.activeDeadlineSeconds'),
+    ('MLC204', 'positive/jobs.yaml', 28, 'CronJob nightly-eval holds 1 GPU with no run-time bound; a hung run keeps it until someone notices: set spec.jobTemplate.spec.activeDeadlineSeconds'),
+    ('MLC204', 'positive/kubeflow.yaml', 7, 'PyTorchJob llama-sft holds 32 GPUs (Master, Worker) with no run-time bound; a hung run keeps them until someone notices: set spec.runPolicy.activeDeadlineSeconds'),
+    ('MLC204', 'positive/kubeflow.yaml', 37, 'TrainJob qwen-lora holds 4 GPUs (trainer) with no run-time bound; a hung run keeps them until someone notices: set spec.activeDeadlineSeconds'),
+]
+
+
+def test_positive_exact():
+    assert triples(lint_dir(BASE / "positive"), CODE) == EXPECTED
+
+
+def test_negative_silent():
+    assert triples(lint_dir(BASE / "negative"), CODE) == []
+
+
+def test_cli_json():
+    result = run_cli("positive", "--format", "json", "--select", CODE, cwd=BASE)
+    assert result.code == 1, result.err
+    data = json.loads(result.out)
+    findings = data["findings"] if isinstance(data, dict) else data
+    got = [(f["code"], f["path"], f["line"]) for f in findings]
+    assert got == [(c, p, line) for c, p, line, _ in EXPECTED]
