@@ -72,8 +72,8 @@ def test_full_shows_related_locations_and_expands_tabs(tmp_path: Path):
                       related=(Related(Location("b.yaml", 7, 1), "config linked here"),))
     text = render(ReportInput([finding], [], 1, read_source=lambda p: ["first", "\tkey: value"]))
     assert text.splitlines() == [
-        "a.yaml", "  2:3  warning  MLC102", "  msg",
-        "    |", "  2 |     key: value", "    |      ^^^",
+        "a.yaml", "  2:2  warning  MLC102", "  msg",
+        "    |", "  2 |     key: value", "    |     ^^^",
         "    = related: b.yaml:7:1: config linked here", "",
         "Found 1 finding (1 warning) in 1 file.",
     ]
