@@ -130,6 +130,10 @@ class NoMixedPrecision(Rule):
         message = f"{config.framework.value} config {config_label(config)} trains in full fp32 " \
                   f"on GPU{context}: {what}; {suggestion}"
         related: list[Related] = device.related()
+        for other in others:
+            if other.settings.precision.explicit and other.settings.precision.value is UNKNOWN:
+                related.append(Related(other.loc(other.settings.precision),
+                                       f"{config_label(other)} takes its precision from this config (auto)"))
         return self.finding(message, location, config.address, related=related,
                             object_line=config.location.line)
 
@@ -154,7 +158,7 @@ def _written_as(config: TrainingConfig) -> str:
     if setting.explicit:
         raw: Any = raw_value(config, setting)
         if framework is Framework.DEEPSPEED:
-            return f"{setting.key} is {str(raw).lower() if isinstance(raw, bool) else raw!r}"
+            return f"no fp16/bf16 block is enabled ({setting.key}: {_shown(raw)})"
         shown = str(raw).lower() if isinstance(raw, bool) else raw
         if framework in (Framework.TRANSFORMERS, Framework.AXOLOTL):
             return "bf16 and fp16 are false"
@@ -164,3 +168,11 @@ def _written_as(config: TrainingConfig) -> str:
     if framework is Framework.TRANSFORMERS:
         return "neither bf16 nor fp16 is set (TrainingArguments default fp32)"
     return "no mixed precision is set"
+
+
+def _shown(raw: Any) -> str:
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    if isinstance(raw, dict):
+        return "{...}"
+    return str(raw)

@@ -106,9 +106,10 @@ class CheckpointTooFrequent(Rule):
                                 object_line=config.location.line)
         if max_steps is not None and max_steps // interval > maximum:
             count = max_steps // interval
-            written = steps.key if steps.explicit else "save_steps (TrainingArguments default)"
+            written = f"{steps.key} {interval}" if steps.explicit else \
+                f"save_steps {interval}, the TrainingArguments default"
             message = (f"{label} writes {count} checkpoints over max_steps {max_steps} "
-                       f"({written} {interval}), more than max-checkpoints-per-run {maximum}; "
+                       f"({written}), more than max-checkpoints-per-run {maximum}; "
                        f"raise the interval to at least {math.ceil(max_steps / maximum)} steps")
             anchor = steps if steps.explicit else s.max_steps
             return self.finding(message, config.loc(anchor), config.address,
@@ -132,7 +133,7 @@ class CheckpointTooFrequent(Rule):
             count = math.floor(1 / (ratio * 1.01))
             if count <= maximum:
                 return None
-            detail = f"about {count} checkpoints per run"
+            detail = f"about {round(1 / ratio)} checkpoints per run"
         message = (f"{label} sets {steps.key}: {ratio:g}, a share of the run: {detail}, more often "
                    f"than min-checkpoint-interval-steps {minimum} / max-checkpoints-per-run "
                    f"{maximum} allow; {fix}")
