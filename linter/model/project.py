@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from mlcost_lint.model.cloud import CloudResource, TerraformModel
 from mlcost_lint.model.core import Location, Maybe
@@ -21,6 +22,9 @@ class ConfigLink:
     config: TrainingConfig
     evidence: Location          # the argument / volume that names it
     how: str                    # "argument --config_file", "mounted ConfigMap", ...
+    # Set when the link goes through another config (a Trainer config's
+    # ``deepspeed: ds_z3.json``): the config that names this one.
+    via: TrainingConfig | None = None
 
 
 @dataclass(slots=True)
@@ -32,6 +36,8 @@ class PoolLink:
     pool: CloudResource
     evidence: Location
     how: str                    # "nodeSelector eks.amazonaws.com/nodegroup=gpu", ...
+    block: str = ""             # the pool block inside ``pool`` ("node_pool.1", "default_node_pool")
+    detail: Any = None          # mlcost_lint.link.pools.Pool: labels, taints, types as scheduling sees them
 
 
 @dataclass(slots=True)
@@ -45,6 +51,19 @@ class Launch:
     ranks_per_node: Maybe[int]  # processes it starts on this pod
     nodes: Maybe[int] | None
     evidence: Location
+    # How the rank count was decided, for messages: "torchrun --nproc_per_node=2",
+    # "accelerate launch --config_file accel.yaml (num_processes: 4)", ...
+    ranks_text: str = ""
+    # Where the rank count is written when that is not ``evidence`` (an
+    # Accelerate config's num_processes), else None.
+    ranks_location: Location | None = None
+    # The launcher starts one rank per visible GPU (torchrun --nproc_per_node=gpu,
+    # deepspeed without --num_gpus): ranks_per_node is then the pod's request.
+    all_visible_gpus: bool = False
+    # A launcher flag that forces CPU (accelerate launch --cpu, --use_cpu): where.
+    forces_cpu: Location | None = None
+    # Why ranks_per_node is UNKNOWN, when it is.
+    unknown_reason: str = ""
 
 
 @dataclass(slots=True)
@@ -56,6 +75,49 @@ class DataPathLink:
     bucket_name: str
     bucket: CloudResource | None       # the bucket resource in the scan, when there is one
     used_by: Workload | TrainingConfig
+    scheme: str = ""                   # "s3" | "gs" | "azure"
+    account: str | None = None         # Azure storage account, when the URI names it
+    # Where the bucket is: a region or a GCS multi-region (``US``), None when unknown,
+    # and what said so ("aws_s3_bucket.data", "endpoint in URI", "bucket-regions").
+    bucket_region: str | None = None
+    region_source: str = ""
+    region_location: Location | None = None
+    # The pod template / container whose args or env hold the URI (None for configs).
+    template: PodTemplate | None = None
+    container: Container | None = None
+    writes: bool = False               # an output/checkpoint directory, not an input
+
+
+@dataclass(slots=True)
+class ConfigRef:
+    """A training config names another config in the scan (a Trainer config's
+    ``deepspeed: ds_z3.json``, an Accelerate config's deepspeed_config_file)."""
+
+    source: TrainingConfig
+    target: TrainingConfig
+    evidence: Location
+    how: str
+
+
+@dataclass(slots=True)
+class Placement:
+    """Where one pod template runs, as far as the scan tells: the accelerator
+    (from the linked pool's instance type or the selector labels), the node
+    type (only from an instance/machine type), capacity type and region."""
+
+    workload: Workload
+    template: PodTemplate
+    gpu: Any = None                    # catalogue Accelerator | GpuModel | None
+    gpu_how: str = ""
+    node_type: Any = None              # catalogue Accelerator (an instance/machine type) | None
+    node_type_how: str = ""
+    spot: bool | None = None
+    reserved: bool = False
+    spot_reason: str = ""
+    spot_location: Location | None = None
+    region: str | None = None
+    region_how: str = ""
+    region_location: Location | None = None
 
 
 @dataclass(slots=True)
@@ -64,6 +126,9 @@ class Links:
     pools: list[PoolLink] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
     data_paths: list[DataPathLink] = field(default_factory=list)
+    config_refs: list[ConfigRef] = field(default_factory=list)
+    placements: list[Placement] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)   # linkers that failed on odd input
 
     def configs_of(self, workload: Workload) -> list[ConfigLink]:
         return [c for c in self.configs if c.workload is workload]
@@ -73,6 +138,15 @@ class Links:
 
     def pools_of(self, template: PodTemplate) -> list[PoolLink]:
         return [p for p in self.pools if p.template is template]
+
+    def launches_of(self, container: Container) -> list[Launch]:
+        return [launch for launch in self.launches if launch.container is container]
+
+    def placement_of(self, template: PodTemplate) -> Placement | None:
+        for p in self.placements:
+            if p.template is template:
+                return p
+        return None
 
 
 @dataclass(slots=True)

@@ -1,0 +1,363 @@
+"""Workload -> training config links, and config -> config references.
+
+A container names a config by a path that is usually absolute inside the
+image (``/workspace/configs/sft.yaml``) while the scan knows it by a path
+relative to the working directory (``train/configs/sft.yaml``). They are
+joined by their trailing path components: the config sharing the longest
+suffix wins; a tie is ambiguous (no link); a match on the bare file name
+only links when exactly one config in the scan has that name.
+
+Other ways in: ``--config_file``/``--deepspeed``/``--config``/Hydra
+``--config-path`` + ``--config-name`` arguments, positional YAML arguments,
+``KEY=path`` words, env values, and ConfigMaps holding a training config
+mounted into the container (volume ``configMap`` name -> mountPath + key,
+``items`` and ``subPath`` honoured).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from mlcost_lint.model.core import Location
+from mlcost_lint.model.kubernetes import Container, PodTemplate, Workload
+from mlcost_lint.model.project import ConfigLink, ConfigRef, Project
+from mlcost_lint.model.training import TrainingConfig
+from mlcost_lint.link.shell import Word, container_words, program_of, word_location
+
+CONFIG_EXTENSIONS = (".yaml", ".yml", ".json")
+# Flags whose value is a config file (also matched as --flag=value).
+CONFIG_FLAGS = frozenset({
+    "--config_file", "--config-file", "--deepspeed", "--deepspeed_config", "--deepspeed_config_file",
+    "--config", "-c", "--cfg", "--recipe", "--configs", "--training_config", "--train_config",
+    "--args", "--yaml",
+})
+HYDRA_PATH_FLAGS = frozenset({"--config-path", "--config_path", "-cp"})
+HYDRA_NAME_FLAGS = frozenset({"--config-name", "--config_name", "-cn"})
+_EXPANSION_TAIL = re.compile(r"^.*(?:\$\([^)]*\)|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*)")
+
+
+def path_parts(text: str) -> tuple[str, ...] | None:
+    """Components of a config path as written, or None when it names no
+    config file. A leading expansion (``${CFG_DIR}/sft.yaml``) is dropped: the
+    tail after it is still certain."""
+    text = text.strip().strip("'\"")
+    if text.startswith("file://"):
+        text = text[len("file://"):]
+    if "://" in text:
+        return None
+    if "$" in text or "`" in text:
+        tail = _EXPANSION_TAIL.sub("", text)
+        if not tail.startswith("/") or "$" in tail or "`" in tail:
+            return None
+        text = tail
+    if not text.lower().endswith(CONFIG_EXTENSIONS):
+        return None
+    parts = tuple(p for p in posixpath.normpath(text).split("/") if p not in ("", "."))
+    if not parts or ".." in parts[-1:]:
+        return None
+    return parts
+
+
+@dataclass(slots=True)
+class ConfigIndex:
+    """File-backed training configs by path components, for suffix matching."""
+
+    by_path: dict[tuple[str, ...], list[TrainingConfig]] = field(default_factory=dict)
+    by_basename: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, configs: list[TrainingConfig]) -> "ConfigIndex":
+        index = cls()
+        for config in configs:
+            if config.embedded_in:
+                continue
+            parts = tuple(p for p in config.path.replace("\\", "/").split("/") if p not in ("", "."))
+            if not parts:
+                continue
+            index.by_path.setdefault(parts, []).append(config)
+            if parts not in index.by_basename.setdefault(parts[-1], []):
+                index.by_basename[parts[-1]].append(parts)
+        return index
+
+    def resolve(self, parts: tuple[str, ...] | None) -> tuple[list[TrainingConfig], str] | None:
+        """The configs a path names, and how ("path suffix configs/sft.yaml",
+        "file name sft.yaml (unique in the scan)"). None when nothing or
+        several files match equally well."""
+        if not parts:
+            return None
+        candidates = self.by_basename.get(parts[-1])
+        if not candidates:
+            return None
+        scored: list[tuple[int, tuple[str, ...]]] = []
+        for cand in candidates:
+            n = 0
+            while n < len(parts) and n < len(cand) and parts[-1 - n] == cand[-1 - n]:
+                n += 1
+            scored.append((n, cand))
+        best = max(n for n, _ in scored)
+        winners = [c for n, c in scored if n == best]
+        if len(winners) != 1:
+            return None
+        if best == 1 and len(candidates) != 1:
+            return None
+        how = f"path suffix {'/'.join(parts[-best:])}" if best > 1 else f"file name {parts[-1]} (unique in the scan)"
+        return self.by_path[winners[0]], how
+
+
+def _flag_name(text: str) -> str:
+    return text.split("=", 1)[0]
+
+
+def _word_paths(words: list[Word]) -> Iterator[tuple[Word, tuple[str, ...], str]]:
+    """(word, path parts, how) for every word that names a config file."""
+    previous: str | None = None
+    hydra_path: tuple[Word, str] | None = None
+    hydra_name: tuple[Word, str] | None = None
+    for w in words:
+        text = w.text
+        if previous in HYDRA_PATH_FLAGS:
+            hydra_path = (w, text)
+        elif previous in HYDRA_NAME_FLAGS:
+            hydra_name = (w, text)
+        elif text.startswith("-") and "=" in text:
+            name, _, value = text.partition("=")
+            if name in HYDRA_PATH_FLAGS:
+                hydra_path = (w, value)
+            elif name in HYDRA_NAME_FLAGS:
+                hydra_name = (w, value)
+            else:
+                parts = path_parts(value)
+                if parts:
+                    yield w, parts, f"argument {name}"
+        elif "=" in text and not text.startswith("-"):
+            name, _, value = text.partition("=")
+            parts = path_parts(value)
+            if parts:
+                yield w, parts, f"argument {name}="
+        else:
+            parts = path_parts(text)
+            if parts:
+                how = f"argument {previous}" if previous in CONFIG_FLAGS else "positional argument"
+                yield w, parts, how
+        previous = text if text.startswith("-") and "=" not in text else None
+    if hydra_name is not None:
+        name_word, name = hydra_name
+        if not name.lower().endswith(CONFIG_EXTENSIONS):
+            name += ".yaml"
+        base = hydra_path[1] if hydra_path else ""
+        parts = path_parts(posixpath.join(base, name) if base else name)
+        if parts:
+            yield name_word, parts, "Hydra --config-path/--config-name"
+
+
+@dataclass(slots=True)
+class MountedFile:
+    """A ConfigMap key as a file inside a container."""
+
+    path: str
+    config_map: str
+    key: str
+    mount_index: int
+
+
+def mounted_files(template: PodTemplate, container: Container) -> list[MountedFile]:
+    volumes: dict[str, list[tuple[str, dict[str, str] | None]]] = {}
+    for vol in template.volumes:
+        name = vol.get("name")
+        if not isinstance(name, str):
+            continue
+        sources: list[Any] = []
+        if isinstance(vol.get("configMap"), dict):
+            sources.append(vol["configMap"])
+        projected = vol.get("projected")
+        if isinstance(projected, dict) and isinstance(projected.get("sources"), list):
+            sources += [s["configMap"] for s in projected["sources"]
+                        if isinstance(s, dict) and isinstance(s.get("configMap"), dict)]
+        for src in sources:
+            cm_name = src.get("name")
+            if not isinstance(cm_name, str):
+                continue
+            items = src.get("items")
+            mapping = None
+            if isinstance(items, list):
+                mapping = {str(i["key"]): str(i.get("path") or i["key"]) for i in items
+                           if isinstance(i, dict) and isinstance(i.get("key"), str)}
+            volumes.setdefault(name, []).append((cm_name, mapping))
+    out: list[MountedFile] = []
+    raw_mounts = container.document.get(container.key_path + ("volumeMounts",))
+    if not isinstance(raw_mounts, list):
+        return out
+    for i, mount in enumerate(raw_mounts):
+        if not isinstance(mount, dict) or not isinstance(mount.get("mountPath"), str):
+            continue
+        mount_path = mount["mountPath"].rstrip("/") or "/"
+        sub_path = mount.get("subPath") if isinstance(mount.get("subPath"), str) else None
+        for cm_name, mapping in volumes.get(str(mount.get("name")), []):
+            keys = mapping or {}
+            if mapping is None:
+                # Every key of the ConfigMap appears under its own name.
+                out.append(MountedFile(mount_path, cm_name, "*", i) if sub_path is None
+                           else MountedFile(mount_path, cm_name, sub_path, i))
+                continue
+            for key, rel in keys.items():
+                if sub_path is None:
+                    out.append(MountedFile(posixpath.join(mount_path, rel), cm_name, key, i))
+                elif rel == sub_path:
+                    out.append(MountedFile(mount_path, cm_name, key, i))
+    return out
+
+
+def _same_namespace(a: str | None, b: str | None) -> bool:
+    # A manifest without a namespace is applied into one with `-n`: either side
+    # unset counts as the same namespace.
+    return a is None or b is None or a == b
+
+
+def _embedded(project: Project) -> dict[tuple[str, str], list[TrainingConfig]]:
+    out: dict[tuple[str, str], list[TrainingConfig]] = {}
+    for config in project.training:
+        if config.embedded_in and config.embedded_key is not None:
+            out.setdefault((config.embedded_in, config.embedded_key), []).append(config)
+    return out
+
+
+def _add(links: list[ConfigLink], seen: set[tuple[int, int]], link: ConfigLink) -> None:
+    key = (id(link.container), id(link.config))
+    if key not in seen:
+        seen.add(key)
+        links.append(link)
+
+
+def link_configs(project: Project, index: ConfigIndex) -> None:
+    """Fill ``project.links.configs`` (direct links) and ``config_refs``, then
+    add the configs reached through references as links ``via`` the first."""
+    embedded = _embedded(project)
+    config_maps = project.kubernetes.config_maps
+    links: list[ConfigLink] = []
+    seen: set[tuple[int, int]] = set()
+    for workload in project.kubernetes.workloads:
+        for template in workload.templates:
+            for container in template.containers:
+                _link_container(workload, template, container, index, embedded, config_maps, links, seen)
+    project.links.configs.extend(links)
+    project.links.config_refs.extend(config_references(project, index))
+    _follow_references(project, seen)
+
+
+def _link_container(workload: Workload, template: PodTemplate, container: Container, index: ConfigIndex,
+                    embedded: dict[tuple[str, str], list[TrainingConfig]], config_maps: list,
+                    links: list[ConfigLink], seen: set[tuple[int, int]]) -> None:
+    words: list[Word] = []
+    for command in program_of(container).commands:
+        words.extend(command.words)
+    if not words:
+        words = container_words(container)
+    named_paths: dict[str, Word] = {}
+    for word, parts, how in _word_paths(words):
+        named_paths["/".join(parts)] = word
+        found = index.resolve(parts)
+        if found is None:
+            continue
+        configs, match = found
+        for config in configs:
+            _add(links, seen, ConfigLink(workload, template, container, config,
+                                         word_location(container, word), f"{how} ({match})"))
+    for name, env in container.env.items():
+        value = env.value
+        if not isinstance(value, str):
+            continue
+        parts = path_parts(value)
+        if parts:
+            named_paths["/".join(parts)] = Word(value, ("env", 0))
+            found = index.resolve(parts)
+            if found is not None:
+                configs, match = found
+                for config in configs:
+                    _add(links, seen, ConfigLink(workload, template, container, config, env.location,
+                                                 f"env {name} ({match})"))
+    # Mounted ConfigMaps holding a training config.
+    for mounted in mounted_files(template, container):
+        cms = [cm for cm in config_maps if cm.name == mounted.config_map
+               and _same_namespace(cm.namespace, workload.namespace)]
+        if len(cms) != 1:
+            continue
+        cm = cms[0]
+        keys = list(cm.data) if mounted.key == "*" else [mounted.key]
+        for key in keys:
+            for config in embedded.get((cm.address, key), []):
+                in_container = posixpath.join(mounted.path, key) if mounted.key == "*" else mounted.path
+                named = named_paths.get(in_container.lstrip("/"))
+                where = f"mounted ConfigMap {cm.name} key {key} at {in_container}"
+                if named is not None and named.source[0] != "env":
+                    _add(links, seen, ConfigLink(workload, template, container, config,
+                                                 word_location(container, named), f"{where}, named in the command"))
+                else:
+                    _add(links, seen, ConfigLink(workload, template, container, config,
+                                                 container.loc("volumeMounts", mounted.mount_index), where))
+
+
+def config_references(project: Project, index: ConfigIndex) -> list[ConfigRef]:
+    """Config -> config references (``deepspeed: ds_z3.json``): relative to
+    the referencing file first, then by path suffix; inside a ConfigMap, to
+    another key of the same ConfigMap by file name."""
+    refs: list[ConfigRef] = []
+    embedded = _embedded(project)
+    for config in project.training:
+        for ref in config.settings.referenced_configs:
+            value = ref.value
+            if not isinstance(value, str):
+                continue
+            parts = path_parts(value)
+            if not parts:
+                continue
+            targets: list[TrainingConfig] = []
+            how = ""
+            if config.embedded_in:
+                targets = embedded.get((config.embedded_in, parts[-1]), [])
+                how = f"key {parts[-1]} of the same ConfigMap"
+            if not targets and not value.startswith("/") and not config.embedded_in:
+                local = tuple(p for p in posixpath.normpath(
+                    posixpath.join(posixpath.dirname(config.path), value)).split("/") if p not in ("", "."))
+                targets = index.by_path.get(local, [])
+                how = "path relative to the config"
+            if not targets:
+                found = index.resolve(parts)
+                if found is not None:
+                    targets, how = found
+            location = ref.location or config.location
+            for target in targets:
+                if target is not config:
+                    refs.append(ConfigRef(config, target, location, f"{ref.key or 'reference'} ({how})"))
+    return refs
+
+
+def _follow_references(project: Project, seen: set[tuple[int, int]]) -> None:
+    by_source: dict[int, list[ConfigRef]] = {}
+    for ref in project.links.config_refs:
+        by_source.setdefault(id(ref.source), []).append(ref)
+    frontier = list(project.links.configs)
+    for _depth in range(3):
+        added: list[ConfigLink] = []
+        for link in frontier:
+            for ref in by_source.get(id(link.config), []):
+                new = ConfigLink(link.workload, link.template, link.container, ref.target, ref.evidence,
+                                 f"{ref.how}, referenced by {link.config.path}", via=link.config)
+                before = len(added)
+                _add(added, seen, new)
+                if len(added) == before:
+                    continue
+        project.links.configs.extend(added)
+        frontier = added
+        if not frontier:
+            break
+
+
+def configs_for_container(project: Project, container: Container) -> list[ConfigLink]:
+    return [c for c in project.links.configs if c.container is container]
+
+
+def location_text(loc: Location) -> str:
+    return f"{loc.path}:{loc.line}"

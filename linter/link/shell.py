@@ -1,0 +1,313 @@
+"""What a container runs, as words and simple commands, without running it.
+
+A container's ``command`` + ``args`` is an argv. When it is a shell with
+``-c`` (``bash -c "cd /x && torchrun ..."``), the script is split into words
+and simple commands here with a small POSIX-style splitter: quotes, escapes,
+``$(...)``/``${...}``/backquotes kept inside their word, operators ``&&``,
+``||``, ``;``, ``|``, ``&`` and newlines ending a command, ``#`` comments.
+Nothing is expanded or executed; a word holding ``$`` stays as written so
+that callers can treat it as unknown.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from mlcost_lint.model.core import Location
+from mlcost_lint.model.kubernetes import Container
+
+MAX_SHELL_DEPTH = 3
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# Words in front of the real command that only change how it runs.
+_WRAPPERS = frozenset({"exec", "time", "nohup", "sudo", "stdbuf", "nice", "ionice", "command", "builtin"})
+_RUNNERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"), ("hatch", "run")}
+_INIT_WRAPPERS = frozenset({"tini", "dumb-init", "catatonit"})
+_CONTROL = frozenset({"for", "while", "until", "do", "done", "if", "then", "fi", "case", "esac", "function"})
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One argv word; ``source`` is ("command" | "args", index) of the
+    container list item it came from (a script's words share their item)."""
+
+    text: str
+    source: tuple[str, int]
+    in_script: bool = False
+
+    @property
+    def has_expansion(self) -> bool:
+        return "$" in self.text or "`" in self.text
+
+
+@dataclass(slots=True)
+class SimpleCommand:
+    """One simple command: words after leading ``NAME=value`` assignments
+    and wrappers (``exec``, ``env``, ``nohup``, ``uv run``, ...)."""
+
+    words: list[Word]
+    assignments: dict[str, str] = field(default_factory=dict)
+    background: bool = False          # ended by ``&``
+    in_loop: bool = False             # inside a for/while/until body
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.words[0].text) if self.words else ""
+
+
+@dataclass(slots=True)
+class Program:
+    """Everything a container runs: its simple commands in order."""
+
+    commands: list[SimpleCommand] = field(default_factory=list)
+    has_control_flow: bool = False
+
+
+def split_script(text: str) -> tuple[list[str | None], bool]:
+    """Split a shell script into words; ``None`` marks a command boundary and
+    the string "&" a background boundary. Returns (tokens, ok); ok is False
+    when quotes are unbalanced (the words found so far are still returned)."""
+    tokens: list[str | None] = []
+    word: list[str] = []
+    in_word = False
+    i, n = 0, len(text)
+
+    def flush() -> None:
+        nonlocal word, in_word
+        if in_word:
+            tokens.append("".join(word))
+        word, in_word = [], False
+
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            if i + 1 < n and text[i + 1] == "\n":   # line continuation
+                i += 2
+                continue
+            if i + 1 < n:
+                word.append(text[i + 1])
+                in_word = True
+                i += 2
+                continue
+            i += 1
+            continue
+        if ch == "'":
+            end = text.find("'", i + 1)
+            if end < 0:
+                word.append(text[i + 1:])
+                in_word = True
+                flush()
+                return tokens, False
+            word.append(text[i + 1:end])
+            in_word = True
+            i = end + 1
+            continue
+        if ch == '"':
+            j = i + 1
+            buf: list[str] = []
+            while j < n and text[j] != '"':
+                if text[j] == "\\" and j + 1 < n and text[j + 1] in '"\\$`\n':
+                    if text[j + 1] != "\n":
+                        buf.append(text[j + 1])
+                    j += 2
+                    continue
+                buf.append(text[j])
+                j += 1
+            word.append("".join(buf))
+            in_word = True
+            if j >= n:
+                flush()
+                return tokens, False
+            i = j + 1
+            continue
+        if ch == "$" and i + 1 < n and text[i + 1] in "({":
+            # Keep $(...) / ${...} (nested) inside the current word.
+            close = ")" if text[i + 1] == "(" else "}"
+            opener = text[i + 1]
+            depth, j = 0, i + 1
+            while j < n:
+                if text[j] == opener:
+                    depth += 1
+                elif text[j] == close:
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            word.append(text[i:j + 1])
+            in_word = True
+            i = j + 1
+            continue
+        if ch == "`":
+            end = text.find("`", i + 1)
+            end = n - 1 if end < 0 else end
+            word.append(text[i:end + 1])
+            in_word = True
+            i = end + 1
+            continue
+        if ch == "#" and not in_word:
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if ch in " \t\r":
+            flush()
+            i += 1
+            continue
+        if ch == "&" and ((i > 0 and text[i - 1] in "<>") or text[i + 1:i + 2] == ">"):
+            word.append(ch)        # a redirection: 2>&1, &>log
+            in_word = True
+            i += 1
+            continue
+        if ch in "\n;|&()":
+            flush()
+            if ch == "&" and text[i:i + 2] != "&&":
+                tokens.append("&")
+            else:
+                tokens.append(None)
+            i += 2 if text[i:i + 2] in ("&&", "||", ";;") else 1
+            continue
+        word.append(ch)
+        in_word = True
+        i += 1
+    flush()
+    return tokens, True
+
+
+def _shell_script_index(words: list[Word]) -> int | None:
+    """Index of the script word when ``words`` run ``sh -c SCRIPT``."""
+    i = 0
+    while i < len(words) and (posixpath.basename(words[i].text) in _INIT_WRAPPERS or words[i].text == "--"):
+        i += 1
+    if i < len(words) and posixpath.basename(words[i].text) == "env":
+        i += 1
+        while i < len(words) and _ASSIGNMENT.match(words[i].text):
+            i += 1
+    if i >= len(words) or posixpath.basename(words[i].text) not in _SHELLS:
+        return None
+    i += 1
+    while i < len(words) and words[i].text.startswith("-") and not words[i].text.startswith("--"):
+        flag = words[i].text
+        i += 1
+        if "c" in flag[1:]:
+            return i if i < len(words) else None
+        if flag in ("-o", "+o"):
+            i += 1
+    return None
+
+
+def _strip(words: list[Word]) -> tuple[list[Word], dict[str, str]]:
+    """Drop leading assignments and wrappers from one simple command."""
+    assignments: dict[str, str] = {}
+    i = 0
+    while i < len(words):
+        text = words[i].text
+        base = posixpath.basename(text)
+        if _ASSIGNMENT.match(text):
+            name, _, value = text.partition("=")
+            assignments[name] = value
+            i += 1
+        elif base in _WRAPPERS or base in _INIT_WRAPPERS or text == "--":
+            i += 1
+        elif base == "env":
+            i += 1
+            while i < len(words) and words[i].text.startswith("-"):
+                i += 1
+        elif i + 1 < len(words) and (base, words[i + 1].text) in _RUNNERS:
+            i += 2
+        elif base == "conda" and i + 1 < len(words) and words[i + 1].text == "run":
+            i += 2
+            while i < len(words) and words[i].text.startswith("-"):
+                i += 2 if words[i].text in ("-n", "--name", "-p", "--prefix") else 1
+        else:
+            break
+    return words[i:], assignments
+
+
+def _commands_from_words(words: list[Word], depth: int, program: Program) -> None:
+    script_at = _shell_script_index(words)
+    if script_at is not None and depth < MAX_SHELL_DEPTH:
+        script = words[script_at]
+        tokens, _ok = split_script(script.text)
+        current: list[Word] = []
+        loop_depth = 0
+
+        def end(background: bool) -> None:
+            nonlocal current, loop_depth
+            if current:
+                first = current[0].text
+                if first in _CONTROL:
+                    program.has_control_flow = True
+                    if first in ("for", "while", "until"):
+                        loop_depth += 1
+                    if first == "done":
+                        loop_depth = max(loop_depth - 1, 0)
+                    # "do python x.py" / "then torchrun ...": the command follows the keyword
+                    while current and current[0].text in ("do", "then", "else", "done", "fi"):
+                        current = current[1:]
+                    if not current or current[0].text in ("for", "while", "until", "if", "case"):
+                        current = []
+                        return
+                _add(current, background, loop_depth > 0, depth, program)
+            current = []
+
+        for token in tokens:
+            if token is None:
+                end(False)
+            elif token == "&":
+                end(True)
+            else:
+                current.append(Word(token, script.source, True))
+        end(False)
+        return
+    _add(words, False, False, depth, program)
+
+
+_REDIRECT = re.compile(r"^(?:\d*|&)[<>]{1,2}&?(?:\d+|-)?$")
+_REDIRECT_WITH_TARGET = re.compile(r"^(?:\d*|&)[<>]{1,2}(?!&)\S+$")
+
+
+def _without_redirections(words: list[Word]) -> list[Word]:
+    out: list[Word] = []
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+            continue
+        if w.in_script and _REDIRECT.match(w.text):
+            skip = not w.text.endswith(("&1", "&2", "-")) and not re.search(r"&\d$", w.text)
+            continue
+        if w.in_script and _REDIRECT_WITH_TARGET.match(w.text):
+            continue
+        out.append(w)
+    return out
+
+
+def _add(words: list[Word], background: bool, in_loop: bool, depth: int, program: Program) -> None:
+    stripped, assignments = _strip(_without_redirections(words))
+    if not stripped:
+        return
+    if _shell_script_index(stripped) is not None and depth < MAX_SHELL_DEPTH:
+        _commands_from_words(stripped, depth + 1, program)
+        return
+    program.commands.append(SimpleCommand(stripped, assignments, background, in_loop))
+
+
+def container_words(container: Container) -> list[Word]:
+    out = [Word(t, ("command", i)) for i, t in enumerate(container.command)]
+    out += [Word(t, ("args", i)) for i, t in enumerate(container.args)]
+    return out
+
+
+def program_of(container: Container) -> Program:
+    """The simple commands a container runs (empty when it uses the image's
+    entrypoint)."""
+    program = Program()
+    words = container_words(container)
+    if words:
+        _commands_from_words(words, 0, program)
+    return program
+
+
+def word_location(container: Container, word: Word) -> Location:
+    return container.loc(*word.source)

@@ -1,0 +1,123 @@
+from link_helpers import job, project_of
+
+SFT = """
+model_name_or_path: Qwen/Qwen2.5-0.5B
+output_dir: /out
+per_device_train_batch_size: 4
+learning_rate: 2.0e-5
+bf16: true
+deepspeed: ds_z3.json
+"""
+DS = '{"zero_optimization": {"stage": 3}, "bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": "auto"}\n'
+ACCEL = """
+compute_environment: LOCAL_MACHINE
+distributed_type: MULTI_GPU
+num_machines: 1
+num_processes: 4
+mixed_precision: bf16
+"""
+
+
+def _links(project):
+    return sorted((c.config.path, c.how, f"{c.evidence.path}:{c.evidence.line}", c.via.path if c.via else None)
+                  for c in project.links.configs)
+
+
+def test_path_suffix_and_reference(tmp_path):
+    p = project_of(tmp_path, {
+        "configs/sft.yaml": SFT, "configs/ds_z3.json": DS,
+        "k8s/job.yaml": job(["bash", "-c"], ["cd /w && torchrun --nproc_per_node=8 train.py --config /workspace/configs/sft.yaml"]),
+    })
+    assert _links(p) == [
+        ("p/configs/ds_z3.json", "deepspeed (path relative to the config), referenced by p/configs/sft.yaml",
+         "p/configs/sft.yaml:6", "p/configs/sft.yaml"),
+        ("p/configs/sft.yaml", "argument --config (path suffix configs/sft.yaml)", "p/k8s/job.yaml:12", None),
+    ]
+    assert [(r.source.path, r.target.path) for r in p.links.config_refs] == [("p/configs/sft.yaml", "p/configs/ds_z3.json")]
+
+
+def test_longest_suffix_wins_and_ties_do_not_link(tmp_path):
+    p = project_of(tmp_path, {
+        "a/sft.yaml": SFT.replace("deepspeed: ds_z3.json\n", ""),
+        "b/sft.yaml": SFT.replace("deepspeed: ds_z3.json\n", ""),
+        "k8s/one.yaml": job(["python", "t.py", "/ws/a/sft.yaml"]),
+        "k8s/two.yaml": job(["python", "t.py", "/ws/c/sft.yaml"]),
+    })
+    assert _links(p) == [("p/a/sft.yaml", "positional argument (path suffix a/sft.yaml)", "p/k8s/one.yaml:11", None)]
+
+
+def test_unique_basename_links_and_expansion_prefix(tmp_path):
+    p = project_of(tmp_path, {
+        "recipes/accel.yaml": ACCEL,
+        "k8s/job.yaml": job(["accelerate", "launch", "--config_file=${CFG_DIR}/accel.yaml", "train.py"]),
+    })
+    assert _links(p) == [("p/recipes/accel.yaml", "argument --config_file (file name accel.yaml (unique in the scan))",
+                          "p/k8s/job.yaml:11", None)]
+
+
+def test_hydra_config_path_and_name(tmp_path):
+    p = project_of(tmp_path, {
+        "conf/sft.yaml": SFT.replace("deepspeed: ds_z3.json\n", ""),
+        "k8s/job.yaml": job(["python", "train.py", "--config-path", "/app/conf", "--config-name", "sft"]),
+    })
+    assert _links(p) == [("p/conf/sft.yaml", "Hydra --config-path/--config-name (path suffix conf/sft.yaml)",
+                          "p/k8s/job.yaml:11", None)]
+
+
+CM_JOB = """
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: train-config
+data:
+  sft.yaml: |
+    model_name_or_path: meta-llama/Llama-3.1-8B
+    output_dir: /out
+    per_device_train_batch_size: 4
+    learning_rate: 2.0e-5
+    bf16: true
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      volumes:
+        - name: cfg
+          configMap:
+            name: train-config
+      containers:
+        - name: main
+          image: x
+          command: ["python", "train.py", "/etc/train/sft.yaml"]
+          volumeMounts:
+            - name: cfg
+              mountPath: /etc/train
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def test_mounted_config_map(tmp_path):
+    p = project_of(tmp_path, {"k8s/job.yaml": CM_JOB})
+    assert [(c.config.address, c.how, c.evidence.line) for c in p.links.configs] == [
+        ("ConfigMap/default/train-config[sft.yaml]",
+         "mounted ConfigMap train-config key sft.yaml at /etc/train/sft.yaml, named in the command", 27)]
+
+
+def test_mounted_config_map_with_subpath_not_named(tmp_path):
+    text = CM_JOB.replace('["python", "train.py", "/etc/train/sft.yaml"]', '["python", "train.py"]').replace(
+        "mountPath: /etc/train", "mountPath: /cfg/run.yaml\n              subPath: sft.yaml")
+    p = project_of(tmp_path, {"k8s/job.yaml": text})
+    assert [(c.how, c.evidence.line) for c in p.links.configs] == [
+        ("mounted ConfigMap train-config key sft.yaml at /cfg/run.yaml", 29)]
+
+
+def test_other_namespace_config_map_does_not_link(tmp_path):
+    text = CM_JOB.replace("  name: train-config\n", "  name: train-config\n  namespace: a\n", 1).replace(
+        "  name: train\n", "  name: train\n  namespace: b\n", 1)
+    p = project_of(tmp_path, {"k8s/job.yaml": text})
+    assert p.links.configs == []

@@ -1,0 +1,42 @@
+from mlcost_lint.link.shell import program_of, split_script
+from mlcost_lint.model.kubernetes import Container
+from mlcost_lint.parse.document import Document
+
+
+def _commands(command, args=()):
+    c = Container(Document("x.yaml", 0, {}), (), command=list(command), args=list(args))
+    return [[w.text for w in cmd.words] for cmd in program_of(c).commands], program_of(c)
+
+
+def test_split_keeps_expansions_and_quotes_inside_words():
+    tokens, ok = split_script('A=1 torchrun --nproc_per_node=$(NPROC) "t r.py" ${X}/a.yaml 2>&1 | tee log')
+    assert ok
+    assert tokens == ["A=1", "torchrun", "--nproc_per_node=$(NPROC)", "t r.py", "${X}/a.yaml", "2>&1", None,
+                      "tee", "log"]
+
+
+def test_unbalanced_quote_is_not_ok():
+    tokens, ok = split_script('python "x.py')
+    assert not ok and tokens == ["python", "x.py"]
+
+
+def test_bash_c_script_becomes_simple_commands():
+    cmds, _ = _commands(["/bin/bash", "-c"], ["set -ex; cd /w && NCCL_DEBUG=INFO exec torchrun --nproc_per_node 4 t.py 2>&1 | tee x.log"])
+    assert cmds == [["set", "-ex"], ["cd", "/w"], ["torchrun", "--nproc_per_node", "4", "t.py"], ["tee", "x.log"]]
+
+
+def test_nested_sh_c_and_line_continuation():
+    cmds, _ = _commands(["sh", "-c", "sh -c 'deepspeed \\\n --num_gpus 2 x.py'"])
+    assert cmds == [["deepspeed", "--num_gpus", "2", "x.py"]]
+
+
+def test_background_and_loop_flags():
+    _, program = _commands(["bash", "-lc", "for i in 0 1; do python a.py & done\nwait"])
+    flags = [(c.words[0].text, c.background, c.in_loop) for c in program.commands]
+    assert flags == [("python", True, True), ("wait", False, False)]
+    assert program.has_control_flow
+
+
+def test_plain_argv_is_one_command():
+    cmds, _ = _commands(["python", "-u", "train.py"], ["--x", "1"])
+    assert cmds == [["python", "-u", "train.py", "--x", "1"]]
