@@ -227,16 +227,17 @@ class UnboundedGpuRetries(Rule):
             return
         gpus = sum(t.gpu_count() * (t.replicas if isinstance(t.replicas, int) else 1) for t in templates)
         if gap is None:
-            timing = f"schedule \"{schedule}\" can start a run while the last one is still going"
+            timing = (f"its schedule \"{schedule}\" is not a plain minute/hour pattern, so a run may still "
+                      "be going when the next starts")
         elif deadline is None:
-            timing = f"runs every {_duration(gap)} at the shortest with no activeDeadlineSeconds"
+            timing = f"it runs every {_duration(gap)} at the shortest with no activeDeadlineSeconds"
         else:
-            timing = (f"runs every {_duration(gap)} at the shortest and activeDeadlineSeconds "
+            timing = (f"it runs every {_duration(gap)} at the shortest and activeDeadlineSeconds "
                       f"{deadline} does not end a run before the next")
         where = workload.document.location(policy_path) if policy_path else workload.loc("spec", "schedule")
         yield self.finding(
             f"CronJob {workload.name} uses {format_gpus(gpus)} GPU{'s' if gpus != 1 else ''} per run with "
-            f"concurrencyPolicy Allow{' (default)' if defaulted else ''}; it {timing}, so overlapping runs "
+            f"concurrencyPolicy Allow{' (default)' if defaulted else ''}; {timing}; overlapping runs "
             "double the GPUs: set concurrencyPolicy: Forbid",
             where,
             workload.address,
