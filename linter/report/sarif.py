@@ -9,7 +9,8 @@ survive lines moving. No absolute machine paths are written.
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from typing import Any, Callable
 from urllib.parse import quote
 
 import attr
@@ -110,23 +111,55 @@ def result_message(finding: Finding) -> str:
     return f"{text} Related: {'; '.join(links)}."
 
 
-def _physical(path: str, line: int, column: int, end_line: int | None = None) -> om.PhysicalLocation:
-    region = om.Region(start_line=max(line, 1), start_column=max(column, 1))
-    if end_line is not None and end_line >= line:
-        region.end_line = end_line
-    return om.PhysicalLocation(
-        artifact_location=om.ArtifactLocation(uri=artifact_uri(path), uri_base_id="%SRCROOT%"),
-        region=region,
-    )
+_TOKEN = re.compile(r"[^\s:,=\[\]{}()]+")
+
+
+class _Regions:
+    """Regions with an end: GitHub's docs list endLine and endColumn as
+    required. The end column is the end of the flagged token on the line
+    (source read again only for files with findings); a multi-line region
+    ends at the end of its last line."""
+
+    def __init__(self, read_source: Callable[[str], list[str] | None]) -> None:
+        self.read_source = read_source
+        self.cache: dict[str, list[str] | None] = {}
+
+    def lines(self, path: str) -> list[str] | None:
+        if path not in self.cache:
+            self.cache[path] = self.read_source(path)
+        return self.cache[path]
+
+    def region(self, path: str, line: int, column: int, end_line: int | None) -> om.Region:
+        line, column = max(line, 1), max(column, 1)
+        last = end_line if end_line is not None and end_line >= line else line
+        region = om.Region(start_line=line, start_column=column, end_line=last)
+        source = self.lines(path)
+        if source is None or last > len(source):
+            return region
+        if last == line:
+            text = source[line - 1]
+            match = _TOKEN.match(text, column - 1) if column - 1 <= len(text) else None
+            region.end_column = column + (len(match.group(0)) if match else 1)
+        else:
+            region.end_column = len(source[last - 1]) + 1
+        return region
+
+    def physical(self, path: str, line: int, column: int, end_line: int | None = None) -> om.PhysicalLocation:
+        return om.PhysicalLocation(
+            artifact_location=om.ArtifactLocation(uri=artifact_uri(path), uri_base_id="%SRCROOT%"),
+            region=self.region(path, line, column, end_line),
+        )
 
 
 def build_log(data: ReportInput) -> om.SarifLog:
     rules = sorted(data.rules, key=lambda r: r.code)
     index = {r.code: i for i, r in enumerate(rules)}
+    regions = _Regions(data.read_source)
     results = []
     for f, fp in zip(data.findings, fingerprints(data.findings)):
         related = [
-            om.Location(id=i + 1, physical_location=_physical(r.location.path, r.location.line, r.location.column),
+            om.Location(id=i + 1, physical_location=regions.physical(r.location.path, r.location.line,
+                                                                    r.location.column, r.location.end_line),
                         message=om.Message(text=r.message))
             for i, r in enumerate(f.related)
         ]
@@ -135,7 +168,7 @@ def build_log(data: ReportInput) -> om.SarifLog:
             rule_index=index.get(f.code, -1),
             level=f.level.value,
             message=om.Message(text=result_message(f)),
-            locations=[om.Location(physical_location=_physical(
+            locations=[om.Location(physical_location=regions.physical(
                 f.location.path, f.location.line, f.location.column, f.location.end_line))],
             partial_fingerprints={FINGERPRINT_KEY: fp},
             related_locations=related or None,
@@ -147,8 +180,11 @@ def build_log(data: ReportInput) -> om.SarifLog:
         semantic_version=__version__,
         information_uri=DOCS_URL.split("/blob/")[0],
         rules=[_descriptor(r) for r in rules],
+        language=None,   # upload-sarif's schema copy has a broken 'language' pattern
     )
-    run = om.Run(tool=om.Tool(driver=driver), results=results, column_kind="unicodeCodePoints")
+    run = om.Run(tool=om.Tool(driver=driver), results=results, column_kind="unicodeCodePoints", language=None,
+                 original_uri_base_ids={"%SRCROOT%": om.ArtifactLocation(
+                     description=om.Message(text="The folder mlcost-lint ran in; result paths are relative to it."))})
     return om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run])
 
 
