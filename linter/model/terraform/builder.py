@@ -65,6 +65,7 @@ class ModuleSource:
     local_vars: dict = field(default_factory=dict)    # local name -> var names it depends on
     resource_types: set = field(default_factory=set)
     var_types: dict = field(default_factory=dict)     # name -> TypeSpec
+    decls: dict = field(default_factory=dict)         # node key -> Decl / (Block, path)
 
     def add(self, body: H.HclBody) -> None:
         path = body.path
@@ -111,6 +112,13 @@ def _ref_key(expr: Any) -> str | None:
 def prepare(source: ModuleSource) -> None:
     """Dependency graph of the module's named objects and its topological order."""
     source.resource_types = {d.type for d in source.resources}
+    # node key -> declaration, so evaluation never searches lists (linear overall)
+    for d in source.resources:
+        source.decls.setdefault(("resource", d.type, d.name), d)
+    for d in source.modules:
+        source.decls.setdefault(("module", d.name), d)
+    for b, path in source.providers:
+        source.decls.setdefault(("provider", provider_key(b)), (b, path))
     nodes: dict[tuple, set] = {}
     provider_nodes = [("provider", provider_key(b)) for b, _ in source.providers]
     for name, (attr, _) in source.locals.items():
@@ -379,20 +387,12 @@ class ModuleInstance:
             attr, path = self.source.locals[key[1]]
             self.locals[key[1]] = self.value(attr.expr, loc=Location(path, attr.line, attr.column))
         elif kind == "resource":
-            for d in self.source.resources:
-                if d.type == key[1] and d.name == key[2]:
-                    self._resource(d)
-                    break
+            self._resource(self.source.decls[key])
         elif kind == "module":
-            for d in self.source.modules:
-                if d.name == key[1]:
-                    self._module_call(d)
-                    break
+            self._module_call(self.source.decls[key])
         elif kind == "provider":
-            for blk, path in self.source.providers:
-                if provider_key(blk) == key[1]:
-                    self._provider(blk, path)
-                    break
+            blk, path = self.source.decls[key]
+            self._provider(blk, path)
 
     # -- providers ----------------------------------------------------------
     def _provider(self, blk: H.Block, path: str) -> None:

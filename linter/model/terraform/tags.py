@@ -120,8 +120,8 @@ def _cluster_expr(res: CloudResource, instance: Any) -> Any:
     source = getattr(instance, "source", None)
     if source is None or not hasattr(source, "resources"):
         return None
-    for d in source.resources:
-        if d.type == res.type and d.name == res.name:
-            attr = d.block.attributes.get("cluster")
-            return attr.expr if attr is not None else None
-    return None
+    d = source.decls.get(("resource", res.type, res.name))
+    if d is None:
+        return None
+    attr = d.block.attributes.get("cluster")
+    return attr.expr if attr is not None else None
