@@ -312,9 +312,12 @@ class PolicyViolation(Rule):
                 if found is None or found[1] in wanted:
                     continue
                 key, region = found
+                role = f" {template.role}" if template.role else ""
+                pinned = f"region {region} ({key})" if key in _REGION_LABELS else \
+                    f"zone {template.node_selector[key]} ({key}), region {region},"
                 yield self.finding(
-                    f"{workload.kind} {workload.name} is pinned to {template.node_selector[key]} ({key}), "
-                    f"region {region} is not in allowed-regions [{shown}]",
+                    f"{workload.kind} {workload.name}{role} is pinned to {pinned} not in "
+                    f"allowed-regions [{shown}]",
                     template.spec_loc("nodeSelector", key),
                     f"{workload.address}/{template.role or 'template'}", object_line=template.loc().line)
 

@@ -6,6 +6,7 @@ from typing import Any, Iterator
 from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rules.storage.tf_references import root_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +136,10 @@ class NoLogRetention(Rule):
         if not isinstance(name, str):
             return
         expected = f"/aws/eks/{name}/cluster"
+        root = root_of(cluster)
         for group in resources:
-            if group.type != "aws_cloudwatch_log_group":
+            # The log group must exist before the cluster: it lives in the same deployment.
+            if group.type != "aws_cloudwatch_log_group" or root_of(group) != root:
                 continue
             group_name = group.attrs.get("name")
             if not isinstance(group_name, str) or group_name == expected:

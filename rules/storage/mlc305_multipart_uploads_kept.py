@@ -70,7 +70,7 @@ class MultipartUploadsKept(Rule):
                 what = owner.address
                 hint = "abort_incomplete_multipart_upload { days_after_initiation = 7 }"
             yield self.finding(
-                f"S3 bucket {r.address}: {what} never aborts incomplete multipart uploads; parts of "
+                f"S3 bucket {r.address}: no enabled rule of {what} aborts incomplete multipart uploads; parts of "
                 f"interrupted checkpoint uploads stay billed; add {hint} to an enabled rule",
                 where, r.address,
                 related=[*related, *owner.related_module_calls()],

@@ -1,0 +1,46 @@
+"""MLC303 bucket-without-lifecycle: exact findings on the positive fixtures, none on
+the negatives (unknown values included), and once through the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mlc_testing import FIXTURES, lint_dir, run_cli, triples
+
+CODE = "MLC303"
+BASE = FIXTURES / "rules" / CODE
+
+EXPECTED = [
+    ('MLC303', 'positive/azure.tf', 1, 'storage account azurerm_storage_account.training has no lifecycle rule; objects are kept in the hottest class forever; add an azurerm_storage_management_policy with an enabled rule that deletes or tiers base blobs'),
+    ('MLC303', 'positive/gcs.tf', 1, 'GCS bucket google_storage_bucket.artifacts has no lifecycle rule; objects are kept in the hottest class forever; add a lifecycle_rule (Delete or SetStorageClass) or enable autoclass'),
+    ('MLC303', 'positive/s3.tf', 6, 'S3 bucket aws_s3_bucket.checkpoints has no lifecycle rule; objects are kept in the hottest class forever; add an aws_s3_bucket_lifecycle_configuration with an enabled rule that expires or transitions objects'),
+    ('MLC303', 'positive/s3.tf', 18, 'S3 bucket aws_s3_bucket.datasets has no enabled lifecycle rule that expires objects or moves them to a colder class; objects are kept in the hottest class forever; add an aws_s3_bucket_lifecycle_configuration with an enabled rule that expires or transitions objects'),
+]
+
+
+def test_positive_exact():
+    assert triples(lint_dir(BASE / "positive", cwd=BASE), CODE) == EXPECTED
+
+
+@pytest.mark.parametrize("folder", ["negative"])
+def test_negative_silent(folder):
+    assert triples(lint_dir(BASE / folder, cwd=BASE), CODE) == []
+
+
+def test_cli_json():
+    result = run_cli("positive", "--format", "json", "--select", CODE, "--no-cache", cwd=BASE)
+    assert result.code == 1, result.err
+    data = json.loads(result.out)
+    findings = data["findings"] if isinstance(data, dict) else data
+    got = [(f["code"], f["path"], f["line"]) for f in findings]
+    assert got == [(c, p, line) for c, p, line, _ in EXPECTED]
+
+
+def test_unresolved_lifecycle_target_is_silent_only_in_its_own_deployment():
+    """negative/unknown-target holds a lifecycle for var.bucket_id: its bucket is
+    not flagged, but buckets of other roots in the same scan still are."""
+    got = triples(lint_dir(BASE, cwd=BASE.parent), CODE)
+    assert [p for _, p, _, _ in got] == ["MLC303/positive/azure.tf", "MLC303/positive/gcs.tf",
+                                         "MLC303/positive/s3.tf", "MLC303/positive/s3.tf"]
