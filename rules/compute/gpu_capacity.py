@@ -569,6 +569,16 @@ def capacity_of(project: "Project", template: "PodTemplate") -> Capacity:
         markers.append((pool.capacity, link.evidence, f"{link.how} -> {pool.spec.kind} {pool.address}, {state}"))
         related.append(Related(pool.loc(pool.capacity_attr), f"{pool.spec.kind} {pool.address}"
                                f" ({pool.capacity if pool.capacity is not UNKNOWN else 'capacity unknown'})"))
+    result = _decide(markers, pools, related)
+    # The link stage decides the same question for other rules: where it
+    # contradicts this answer, neither is trusted.
+    linked = _linked_capacity(project, template)
+    if linked is not None and result.kind is not UNKNOWN and linked != result.kind:
+        return Capacity(UNKNOWN, None, "", pools, related)
+    return result
+
+
+def _decide(markers: list, pools: list[GpuPool], related: list[Related]) -> Capacity:
     kinds = [m[0] for m in markers]
     for wanted in (RESERVED, SPOT):
         for kind, where, how in markers:
@@ -578,6 +588,23 @@ def capacity_of(project: "Project", template: "PodTemplate") -> Capacity:
         return Capacity(UNKNOWN, None, "", pools, related)
     kind, where, how = markers[0]
     return Capacity(ON_DEMAND, where, how, pools, related)
+
+
+def _linked_capacity(project: "Project", template: "PodTemplate") -> str | None:
+    """The link stage's placement verdict (RESERVED / SPOT / ON_DEMAND), None when it has none."""
+    try:
+        from mlcost_lint.link import capacity_of as linked_capacity_of
+        verdict = linked_capacity_of(project, template)
+    except Exception:     # the link stage is optional for these rules
+        return None
+    if getattr(verdict, "reserved", False):
+        return RESERVED
+    spot = getattr(verdict, "spot", None)
+    if spot is True:
+        return SPOT
+    if spot is False:
+        return ON_DEMAND
+    return None
 
 
 # ------------------------------------------------- Kubernetes batch jobs ---

@@ -90,7 +90,7 @@ class MissingShmVolume(Rule):
                 continue
             reason, related = None, []
             if pod_gpus > 1:
-                reason = f"{pod_gpus} GPUs in one pod (NCCL uses shared memory between them)"
+                reason = f"its pod has {pod_gpus} GPUs (NCCL shares memory between them)"
             else:
                 for link in project.links.configs:
                     if link.template is not template or link.container is not container:
@@ -108,7 +108,7 @@ class MissingShmVolume(Rule):
             role = f" ({template.role})" if template.role else ""
             yield self.finding(
                 f"{workload.kind} {workload.name}{role} container {container.name} has no memory-backed "
-                f"emptyDir at /dev/shm with {reason}: the 64 MiB default makes DataLoader workers and NCCL "
+                f"emptyDir at /dev/shm but {reason}: the 64 MiB default makes DataLoader workers and NCCL "
                 "crash mid-run; mount an emptyDir with medium: Memory at /dev/shm",
                 container.loc(*container.gpu_resource_path()),
                 f"{workload.address}/{template.role or 'template'}/{container.name}",
