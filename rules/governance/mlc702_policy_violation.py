@@ -301,7 +301,7 @@ class PolicyViolation(Rule):
             alias = f" (alias {provider.alias})" if provider.alias else ""
             yield self.finding(
                 f"provider {provider_name}{alias} region {provider.region} is not in allowed-regions "
-                f"[{shown}]; {len(resources)} resource{'s' if len(resources) > 1 else ''} use it: {names}",
+                f"[{shown}]; {len(resources)} resource{'s use' if len(resources) > 1 else ' uses'} it: {names}",
                 provider.location,
                 f"provider.{provider_name}" + (f".{provider.alias}" if provider.alias else ""),
                 related=[Related(r.location, f"{r.address} uses this provider") for r in resources[:10]],
