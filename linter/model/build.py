@@ -17,14 +17,10 @@ from typing import Callable
 from mlcost_lint.config import Settings
 from mlcost_lint.model.kubernetes_build import add_document, is_kubernetes_object
 from mlcost_lint.model.project import Project
+from mlcost_lint.model.terraform import is_plan_json
 from mlcost_lint.parse.document import Document, FileKind, ParsedFile, ParseError
 
 _TERRAFORM_KINDS = (FileKind.TERRAFORM, FileKind.TERRAFORM_JSON, FileKind.TERRAFORM_VARS, FileKind.TERRAFORM_PLAN)
-
-
-def _looks_like_plan(data: object) -> bool:
-    return isinstance(data, dict) and "format_version" in data and (
-        "planned_values" in data or "terraform_version" in data)
 
 
 def _guarded(pf: ParsedFile, line: int, what: str, step: Callable[[], None]) -> None:
@@ -48,7 +44,7 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
             terraform_files.append(pf)
             continue
         for doc in pf.documents:
-            if pf.kind is FileKind.JSON and _looks_like_plan(doc.data):
+            if pf.kind is FileKind.JSON and is_plan_json(doc.data):
                 pf.kind = FileKind.TERRAFORM_PLAN
                 terraform_files.append(pf)
                 break
