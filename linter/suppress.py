@@ -106,10 +106,12 @@ def per_file_ignored(finding: Finding, per_file_ignores: dict[str, list[str]], r
 
 
 def _match_one(finding: Finding, files: dict[str, ParsedFile], per_file_ignores: dict[str, list[str]],
-               root: Path, result: SuppressionResult) -> None:
+               root: Path, result: SuppressionResult, subject_line: int | None = None) -> None:
     pf = files.get(finding.location.path)
     if pf is not None and pf.suppressions:
         for s in _applicable(finding, pf):
+            if s.line == subject_line and not s.codes:
+                continue   # a bare comment reported unused must not hide its own report
             selector = _covering_selector(s, finding.code)
             if selector is None:
                 continue
@@ -214,6 +216,6 @@ def finish_unused(result: SuppressionResult, files: dict[str, ParsedFile], selec
         return result.kept
     result.unused_checked = True
     for finding in unused_suppressions(files.values(), result, selected, report_paths):
-        _match_one(finding, files, per_file_ignores, root, result)
+        _match_one(finding, files, per_file_ignores, root, result, subject_line=finding.location.line)
     result.kept.sort(key=Finding.sort_key)
     return result.kept
