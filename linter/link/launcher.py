@@ -221,8 +221,8 @@ def _accelerate(name: str, first: Word, words: list[Word], resolve: Callable[[Wo
         total = setting.value
         evidence = config_hit[1]
         ranks_location = setting.location or config.location
-        where = f" in {config.path}:{ranks_location.line}" if setting.explicit else f" ({config.path} default)"
-        shown = f"{name} --config_file {config_hit[0]} (num_processes: {total if total is not UNKNOWN else '?'}{where})"
+        default = "" if setting.explicit else ", the default"
+        shown = f"{name} --config_file {config_hit[0]} (num_processes: {total if total is not UNKNOWN else '?'}{default})"
     else:
         reason = "--multi_gpu without --num_processes" if opts.has("--multi-gpu") else \
             "no --num_processes and no Accelerate config in the scan"
@@ -280,11 +280,26 @@ def _composer(first: Word, words: list[Word]) -> Found:
 
 
 def _python(first: Word, words: list[Word], resolve: Callable[[Word], TrainingConfig | None]) -> Found | None:
-    opts = parse_options(words, lambda n: n in _PYTHON_VALUES or n in ("-m", "-c"))
+    # Interpreter options end at -m MODULE / -c CMD / the script: what follows is the program's.
+    i = 0
+    module_word: Word | None = None
+    while i < len(words) and words[i].text.startswith("-") and words[i].text != "-":
+        flag = words[i].text
+        if flag == "-c" or (flag.startswith("-") and not flag.startswith("--") and flag.endswith("c")
+                            and flag[1:].isalpha()):
+            return None
+        if flag == "-m" or (not flag.startswith("--") and flag.endswith("m") and flag[1:].isalpha()):
+            module_word = words[i + 1] if i + 1 < len(words) else None
+            i += 2
+            break
+        if flag.startswith("-m") and len(flag) > 2:
+            module_word = Word(flag[2:], words[i].source, words[i].in_script)
+            i += 1
+            break
+        i += 2 if flag in _PYTHON_VALUES else 1
+    opts = Options({}, words[i:], {})
     name = posixpath.basename(first.text)
-    if opts.has("-c"):
-        return None
-    module_hit = opts.get("-m")
+    module_hit = (module_word.text, module_word) if module_word is not None else None
     if module_hit is not None:
         module = module_hit[0] or ""
         rest = opts.rest

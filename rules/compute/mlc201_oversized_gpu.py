@@ -1,0 +1,241 @@
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from mlcost_lint.model.core import UNKNOWN, Related
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rules.compute.gpu_memory import (
+    address_of, container_links, estimate, gpu_name, is_tpu_or_other, launched_ranks, memory_inputs,
+    memory_per_gpu, ranked_gpu_resource, sharded, template_label,
+)
+
+# Interactive notebook resources (MLC201d): type -> how to read its GPUs.
+_NOTEBOOKS = {
+    "aws_sagemaker_notebook_instance": "SageMaker notebook instance",
+    "google_workbench_instance": "Vertex AI Workbench instance",
+    "google_notebooks_instance": "Vertex AI Workbench (user-managed) instance",
+    "azurerm_machine_learning_compute_instance": "Azure ML compute instance",
+}
+NOTEBOOK_MAX_GPUS = 4
+
+
+class OversizedGpu(Rule):
+    """
+    ## What it does
+    Flags GPU capacity the workload cannot use:
+
+    - (a) a container requests N GPUs but its launcher starts fewer ranks
+      (`torchrun --nproc_per_node`, `accelerate launch --num_processes` or the
+      linked Accelerate config's `num_processes`, `deepspeed --num_gpus`, a
+      bare `python train.py` = 1 rank);
+    - (b) GPUs are requested while the linked training config forces CPU
+      (`use_cpu`/`no_cuda: true`, Accelerate `use_cpu`, Lightning
+      `accelerator: cpu`) or the launcher is told `--cpu`;
+    - (c) the estimated training memory of the linked model fills under
+      `oversized-gpu-memory-fraction` (default 25%) of each requested GPU and
+      the same cloud offers a GPU with at most half the memory;
+    - (d) an interactive notebook instance (SageMaker notebook, Vertex
+      Workbench, Azure ML compute instance) with 4 or more GPUs.
+
+    Unknown rank counts (`$(NPROC)`, `--multi_gpu` without a count, Lightning
+    and NeMo scripts, Ray, TPU), unknown models and unknown GPU types never fire.
+
+    ## Why is this expensive
+    GPUs are billed per attached device whether a process uses them or not.
+    A pod that asks for 8 x H100 and starts `torchrun --nproc_per_node=2`
+    pays for six idle H100s (roughly $18 an hour on demand); a 0.5B-parameter
+    fine-tune that needs 8 GiB does not need an 80 GiB GPU.
+
+    ## Example
+    ```yaml
+    containers:
+      - name: pytorch
+        command: ["torchrun", "--nproc_per_node=2", "train.py"]
+        resources:
+          limits:
+            nvidia.com/gpu: 8
+    ```
+
+    ## Fix
+    Make the request and the launcher agree (`nvidia.com/gpu: 2`, or
+    `--nproc_per_node=8`), drop the GPU from CPU-only jobs, move small models
+    to a smaller GPU type, and run notebooks on one GPU, sending multi-GPU work
+    to training jobs.
+    """
+
+    code = "MLC201"
+    name = "oversized-gpu"
+    level = Level.WARNING
+    confidence = Confidence.HIGH
+    category = Category.COMPUTE
+    summary = "GPU capacity the workload cannot use"
+    fix = "Request as many GPUs as the launcher starts ranks, or a smaller GPU type."
+
+    def check(self, project, settings) -> Iterator[Finding]:
+        for workload in project.kubernetes.workloads:
+            for template in workload.gpu_templates():
+                for container in template.containers:
+                    n = container.gpu_count()
+                    if n is UNKNOWN or n == 0:
+                        continue
+                    yield from self._idle_ranks(project, workload, template, container, n)
+                    yield from self._forced_cpu(project, workload, template, container, n)
+                    yield from self._too_big(project, settings, workload, template, container, n)
+        yield from self._notebooks(project)
+
+    # (a) -----------------------------------------------------------------
+    def _idle_ranks(self, project, workload, template, container, n: int) -> Iterator[Finding]:
+        resource = ranked_gpu_resource(container)
+        if resource is None:
+            return
+        launches = project.links.launches_of(container)
+        if len(launches) != 1:
+            return
+        launch = launches[0]
+        ranks = launch.ranks_per_node
+        if ranks is UNKNOWN or launch.forces_cpu is not None or ranks >= n:
+            return
+        where = launch.ranks_location or launch.evidence
+        idle = n - ranks
+        role = f" per {template.role}" if template.role else ""
+        related = [Related(launch.evidence, f"{launch.ranks_text}: {ranks} rank{'s' if ranks != 1 else ''} per pod")]
+        if launch.ranks_location is not None:
+            related.append(Related(launch.ranks_location, "num_processes in the Accelerate config"))
+        yield self.finding(
+            f"{workload.kind} {workload.name} requests {n} x {resource}{role} but starts {launch.ranks_text} "
+            f"({where.path}:{where.line}): {idle} GPU{'s' if idle != 1 else ''} idle; request {ranks} "
+            f"or start {n} ranks",
+            container.loc(*container.gpu_resource_path()),
+            address_of(workload, template, container),
+            related=related,
+            object_line=container.loc().line,
+        )
+
+    # (b) -----------------------------------------------------------------
+    def _forced_cpu(self, project, workload, template, container, n: int) -> Iterator[Finding]:
+        evidence = None
+        launches = project.links.launches_of(container)
+        if len(launches) == 1 and launches[0].forces_cpu is not None:
+            evidence = (launches[0].forces_cpu, f"{launches[0].launcher} --cpu")
+        else:
+            for link in container_links(project, container):
+                device = link.config.settings.device
+                if device.explicit and device.value == "cpu":
+                    loc = link.config.loc(device)
+                    evidence = (loc, f"{device.key or 'device'} in the linked config")
+                    break
+        if evidence is None:
+            return
+        loc, what = evidence
+        resource = next(iter(container.accelerators()))
+        yield self.finding(
+            f"{template_label(workload, template)} requests {n} x {resource} but runs on CPU ({what}, "
+            f"{loc.path}:{loc.line}): {'the GPU stays' if n == 1 else f'all {n} GPUs stay'} idle; remove the GPU request "
+            "or the CPU setting",
+            container.loc(*container.gpu_resource_path()),
+            address_of(workload, template, container),
+            related=[Related(loc, "forces CPU training")],
+            object_line=container.loc().line,
+        )
+
+    # (c) -----------------------------------------------------------------
+    def _too_big(self, project, settings, workload, template, container, n: int) -> Iterator[Finding]:
+        from mlcost_lint.catalogue import smaller_gpu_same_cloud
+        from mlcost_lint.link import gpu_of
+
+        if ranked_gpu_resource(container) is None:
+            return
+        gpu = gpu_of(project, template)
+        if gpu is None or is_tpu_or_other(gpu) or getattr(gpu, "cloud", None) is None:
+            return
+        if getattr(gpu, "partial_gpu", False):
+            return
+        memory = memory_per_gpu(gpu)
+        inputs = memory_inputs(project, container)
+        if memory is None or inputs is None:
+            return
+        ranks = 1
+        if sharded(inputs):
+            known = launched_ranks(project, workload)
+            ranks = known if known else 1
+        est = estimate(inputs, ranks, "max")
+        fraction = settings.oversized_gpu_memory_fraction
+        if est.gib_per_gpu >= fraction * memory:
+            return
+        smaller = smaller_gpu_same_cloud(gpu, memory / 2)
+        if smaller is None or smaller.memory_gib_per_gpu < 2 * est.gib_per_gpu:
+            return
+        placement = project.links.placement_of(template)
+        related = [Related(inputs.model_config.loc(inputs.model_setting), f"model {inputs.model_id}")]
+        pool_links = project.links.pools_of(template)
+        if len(pool_links) == 1:
+            related.append(Related(pool_links[0].pool.loc(), f"GPU type from {pool_links[0].pool.address}"))
+        share = est.gib_per_gpu / memory
+        yield self.finding(
+            f"{template_label(workload, template)} trains {inputs.model_id} on {n} x {gpu_name(gpu)} "
+            f"({memory:.0f} GiB each; GPU type from {placement.gpu_how if placement else 'labels'}): "
+            f"the memory estimate ({est.explain}) fills {share:.0%} of each GPU (under {fraction:.0%}); "
+            f"a GPU with at most half the memory fits, e.g. {smaller.name} ({smaller.gpu.name}, "
+            f"{smaller.gpu.memory_gib:.0f} GiB)",
+            container.loc(*container.gpu_resource_path()),
+            address_of(workload, template, container),
+            related=related,
+            object_line=container.loc().line,
+        )
+
+    # (d) -----------------------------------------------------------------
+    def _notebooks(self, project) -> Iterator[Finding]:
+        for res in project.terraform.resources:
+            what = _NOTEBOOKS.get(res.type)
+            if what is None or res.mode != "managed":
+                continue
+            found = _notebook_gpus(res)
+            if found is None:
+                continue
+            count, gpu, attr, shown = found
+            if count < NOTEBOOK_MAX_GPUS:
+                continue
+            yield self.finding(
+                f"{what} {res.address} uses {shown} with {count} x {gpu}: an interactive notebook sits idle "
+                f"most of the day and bills all {count} GPUs; use a 1-GPU type and run multi-GPU work as "
+                "training jobs",
+                res.loc(attr),
+                res.address,
+                related=res.related_module_calls(),
+                object_line=res.location.line,
+            )
+
+
+def _notebook_gpus(res) -> tuple[int, str, str, str] | None:
+    """(GPU count, GPU model name, attribute path, type as written)."""
+    from mlcost_lint.catalogue import gcp_accelerator, instance_type
+
+    def by_type(value: Any, attr: str) -> tuple[int, str, str, str] | None:
+        if not isinstance(value, str):
+            return None
+        entry = instance_type(value)
+        if entry is None or entry.count < 1:
+            return None
+        return int(entry.count), entry.gpu.name, attr, value
+
+    if res.type == "aws_sagemaker_notebook_instance":
+        return by_type(res.get("instance_type"), "instance_type")
+    if res.type == "azurerm_machine_learning_compute_instance":
+        return by_type(res.get("virtual_machine_size"), "virtual_machine_size")
+    if res.type == "google_workbench_instance":
+        machine, accel_path, machine_path = res.get("gce_setup.machine_type"), "gce_setup.accelerator_configs", \
+            "gce_setup.machine_type"
+        accel = res.get(accel_path)
+    else:
+        machine, accel_path, machine_path = res.get("machine_type"), "accelerator_config", "machine_type"
+        accel = res.get(accel_path)
+    if isinstance(accel, list):
+        accel = accel[0] if len(accel) == 1 else None
+    if isinstance(accel, dict):
+        atype, count = accel.get("type"), accel.get("core_count")
+        if isinstance(atype, str) and isinstance(count, int) and not isinstance(count, bool):
+            entry = gcp_accelerator(atype, count) or gcp_accelerator(atype.lower().replace("_", "-"), count)
+            if entry is not None and not entry.is_tpu:
+                return count, entry.gpu.name, accel_path, f"{count} x {atype}"
+        return None
+    return by_type(machine, machine_path)

@@ -1,0 +1,64 @@
+"""MLC201 oversized-gpu: every fixture case, exact code, path, line and message; negatives silent;
+once through the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mlc_testing import FIXTURES, lint_dir, run_cli, triples
+
+CODE = "MLC201"
+BASE = FIXTURES / "rules" / CODE
+
+EXPECTED = {
+    'positive/accelerate_config': [
+        ('MLC201', 'positive/accelerate_config/k8s/job.yaml', 21, 'Job mistral-dpo requests 8 x nvidia.com/gpu but starts accelerate launch --config_file /app/recipes/accelerate/multi_gpu.yaml (num_processes: 4) (positive/accelerate_config/recipes/accelerate/multi_gpu.yaml:10): 4 GPUs idle; request 4 or start 8 ranks'),
+    ],
+    'positive/cpu_config': [
+        ('MLC201', 'positive/cpu_config/k8s/volcano.yaml', 20, 'Job bert-finetune trainer requests 1 x nvidia.com/gpu but runs on CPU (use_cpu in the linked config, positive/cpu_config/configs/glue.yaml:6): the GPU stays idle; remove the GPU request or the CPU setting'),
+    ],
+    'positive/idle_ranks': [
+        ('MLC201', 'positive/idle_ranks/k8s/pytorchjob.yaml', 23, 'PyTorchJob llama-sft requests 8 x nvidia.com/gpu per Worker but starts torchrun --nproc_per_node=2 (positive/idle_ranks/k8s/pytorchjob.yaml:20): 6 GPUs idle; request 2 or start 8 ranks'),
+    ],
+    'positive/notebooks': [
+        ('MLC201', 'positive/notebooks/notebooks.tf', 4, 'SageMaker notebook instance aws_sagemaker_notebook_instance.research uses ml.p3.8xlarge with 4 x V100-16: an interactive notebook sits idle most of the day and bills all 4 GPUs; use a 1-GPU type and run multi-GPU work as training jobs'),
+        ('MLC201', 'positive/notebooks/notebooks.tf', 13, 'Vertex AI Workbench instance google_workbench_instance.explore uses 4 x NVIDIA_TESLA_T4 with 4 x T4: an interactive notebook sits idle most of the day and bills all 4 GPUs; use a 1-GPU type and run multi-GPU work as training jobs'),
+    ],
+    'positive/small_model': [
+        ('MLC201', 'positive/small_model/k8s/job.yaml', 17, 'Job qwen-sft-small trains Qwen/Qwen2.5-0.5B on 8 x H100-80 GPUs of p5.48xlarge (80 GiB each; GPU type from node group/pool aws_eks_node_group.h100): the memory estimate (500M params x 16 B/param (full fine-tune, mixed precision, Adam) = 7.5 GiB per GPU, activations not counted) fills 9% of each GPU (under 25%); a GPU with at most half the memory fits, e.g. p4d.24xlarge (A100-40, 40 GiB)'),
+    ],
+    'negative/cpu_only': [
+    ],
+    'negative/equal_ranks': [
+    ],
+    'negative/notebook_one_gpu': [
+    ],
+    'negative/nproc_variable': [
+    ],
+    'negative/ray_python': [
+    ],
+    'negative/unknown_model_and_type': [
+    ],
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXPECTED))
+def test_fixture(case):
+    result = lint_dir(BASE / case, cwd=BASE)
+    assert triples(result, CODE) == EXPECTED[case]
+    assert result.project.links.errors == []
+
+
+def test_every_fixture_case_is_listed():
+    found = sorted(f"{k.name}/{c.name}" for k in BASE.iterdir() for c in k.iterdir())
+    assert found == sorted(EXPECTED)
+
+
+def test_cli_json():
+    case = next(c for c in sorted(EXPECTED) if c.startswith("positive/"))
+    res = run_cli(case, "--format", "json", "--select", CODE, "--no-cache", cwd=BASE)
+    assert res.code == 1, res.err
+    got = [(f["code"], f["path"], f["line"], f["message"]) for f in json.loads(res.out)["findings"]]
+    assert got == EXPECTED[case]
