@@ -32,7 +32,7 @@ _ABFS = re.compile(r"^(abfss?|wasbs?)://([^@/\s]+)@([a-z0-9]{3,24})\.(?:dfs|blob
 _BLOB_HTTPS = re.compile(r"^https://([a-z0-9]{3,24})\.(?:blob|dfs)\.core\.windows\.net(?:/([^/\s?#]+))?(/[^\s]*)?$", re.I)
 _S3_VHOST = re.compile(r"^https://([a-z0-9.\-]+)\.s3[.-]([a-z]{2}(?:-gov)?-[a-z]+-\d)\.amazonaws\.com(/[^\s]*)?$", re.I)
 _S3_PATH = re.compile(r"^https://s3[.-]([a-z]{2}(?:-gov)?-[a-z]+-\d)\.amazonaws\.com/([a-z0-9.\-]+)(/[^\s]*)?$", re.I)
-_OUTPUT_KEYS = re.compile(r"(output|checkpoint|ckpt|save|dirpath|log_dir|logging_dir)", re.I)
+_OUTPUT_KEYS = re.compile(r"(output|checkpoint|ckpt|save|dirpath|log_dir|logging_dir|(?:^|[-_])out(?:$|[-_]))", re.I)
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,9 @@ def merged(links: list[ConfigLink], name: str) -> tuple[Any, Setting[Any] | None
         setting: Setting[Any] = getattr(link.config.settings, name)
         if setting.explicit:
             written.append((setting, link.config))
-        elif setting.value is not UNKNOWN and default is None:
+        elif setting.value is not UNKNOWN and default is None and link.via is None:
+            # A referenced config's own default (DeepSpeed fp32) does not
+            # override what the config that drives the run leaves open.
             default = (setting, link.config)
     known = [(s, c) for s, c in written if s.value is not UNKNOWN]
     if known:

@@ -171,10 +171,11 @@ class OversizedGpu(Rule):
         if len(pool_links) == 1:
             related.append(Related(pool_links[0].pool.loc(), f"GPU type from {pool_links[0].pool.address}"))
         share = est.gib_per_gpu / memory
+        explain = est.explain + ("; precision not set, the larger fp32 figure" if len(inputs.precisions) > 1 else "")
         yield self.finding(
             f"{template_label(workload, template)} trains {inputs.model_id} on {n} x {gpu_name(gpu)} "
             f"({memory:.0f} GiB each; GPU type from {placement.gpu_how if placement else 'labels'}): "
-            f"the memory estimate ({est.explain}) fills {share:.0%} of each GPU (under {fraction:.0%}); "
+            f"the memory estimate ({explain}) fills {share:.0%} of each GPU (under {fraction:.0%}); "
             f"a GPU with at most half the memory fits, e.g. {smaller.name} ({smaller.gpu.name}, "
             f"{smaller.gpu.memory_gib:.0f} GiB)",
             container.loc(*container.gpu_resource_path()),

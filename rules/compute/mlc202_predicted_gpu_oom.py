@@ -77,6 +77,8 @@ class PredictedGpuOom(Rule):
                     est = estimate(inputs, ranks, "min")
                     if est.gib_per_gpu <= memory:
                         continue
+                    explain = est.explain + ("; precision not set, the smaller figure" if len(inputs.precisions) > 1
+                                             else "")
                     placement = project.links.placement_of(template)
                     related = [Related(inputs.model_config.loc(inputs.model_setting), f"model {inputs.model_id}")]
                     pools = project.links.pools_of(template)
@@ -85,7 +87,7 @@ class PredictedGpuOom(Rule):
                     yield self.finding(
                         f"{template_label(workload, template)} trains {inputs.model_id} on {gpu_name(gpu)} "
                         f"({memory:.0f} GiB per GPU; GPU type from {placement.gpu_how if placement else 'labels'}) "
-                        f"but the memory floor is {est.explain}: it will run out of memory; shard with ZeRO-3/FSDP, "
+                        f"but the memory floor is {explain}: it will run out of memory; shard with ZeRO-3/FSDP, "
                         "use LoRA, or choose a larger GPU",
                         container.loc(*container.gpu_resource_path()),
                         address_of(workload, template, container),

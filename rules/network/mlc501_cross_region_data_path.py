@@ -80,7 +80,8 @@ class CrossRegionDataPath(Rule):
                     continue
                 reported.add(key)
                 verb = "writes checkpoints to" if link.writes else "reads"
-                runner = f"{workload.kind} {workload.name}" if workload is not None else "the job"
+                runner = f"{workload.kind} {workload.name}" if workload is not None else \
+                    f"Training config {link.used_by.path}, run"
                 bucket_src = link.region_source
                 related = []
                 if link.region_location is not None:
