@@ -83,8 +83,8 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
     """Lint PATHS (files or folders; `-` reads standard input).
 
     Given only files (as pre-commit passes them), mlcost-lint still reads the
-    rest of the project for cross-file links, and reports only findings in
-    those files or linked to them."""
+    rest of the project for cross-file links, and reports only findings
+    located in those files."""
     from mlcost_lint.baseline import BaselineError
     from mlcost_lint.config import ConfigError, load_settings
     from mlcost_lint.engine import check_selectors, selected_rules
@@ -142,7 +142,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
     if baseline_report_stale and run.stale:
         _report_stale(run.stale, baseline_file or "")
     fixable: frozenset[int] = frozenset()
-    if not apply_fix and fmt in ("text", "full") or statistics:
+    if (not apply_fix and fmt in ("text", "full")) or statistics:
         from mlcost_lint.fix import fixes_for
 
         fixable = frozenset(id(f) for f, _ in fixes_for(run.findings, run.result.project))
@@ -202,7 +202,10 @@ def _scope(targets: list[str], settings: Any, project_root: str | None, no_conte
 
 
 def _in_scope(finding: Any, report: set[str]) -> bool:
-    return finding.location.path in report or any(r.location.path in report for r in finding.related)
+    # Only findings located in the given files, like ruff and TFLint: the
+    # rest of the project is context for links, not something to report
+    # (a CI run over the whole tree reports the others).
+    return finding.location.path in report
 
 
 def _run(scope: _Scope, settings: Any, options: Any, baseline: Any) -> _Run:
