@@ -404,3 +404,18 @@ resource "aws_sqs_queue" "q" {
     q = by_address(model)["aws_sqs_queue.q"]
     assert q.attrs == {"name": UNKNOWN, "tags": {"fine": "yes"}}
     assert [(loc.line, "evaluation steps" in msg) for loc, msg in model.diagnostics] == [(3, True)]
+
+
+def test_eks_node_group_submodule_defaults_min_size_to_zero():
+    """The submodule's own variable default is 0 (the root module's map uses 1)."""
+    model = build_text({"main.tf": '''
+module "gpu_nodes" {
+  source         = "terraform-aws-modules/eks/aws//modules/eks-managed-node-group"
+  version        = "~> 20.0"
+  name           = "gpu"
+  cluster_name   = "training"
+  instance_types = ["g5.12xlarge"]
+}
+'''})
+    (group,) = [r for r in model.resources if r.type == "aws_eks_node_group"]
+    assert (group.attrs["min_size"], group.attrs["max_size"], group.attrs["desired_size"]) == (0, 3, 1)

@@ -197,7 +197,7 @@ class _Ctx:
         return out
 
     def _eks_group(self, rtype: str, key: str, spec: Any, defaults: Any, address: str, loc: Location,
-                   field_locs: dict, config: Any, module_tags: Any) -> CloudResource:
+                   field_locs: dict, config: Any, module_tags: Any, *, standalone: bool = False) -> CloudResource:
         def field(name: str, default: Any = None) -> Any:
             if spec is UNKNOWN:
                 return UNKNOWN
@@ -210,7 +210,10 @@ class _Ctx:
             return default
 
         managed = rtype == "aws_eks_node_group"
-        min_size, max_size, desired = field("min_size", 1 if managed else 0), field("max_size", 3), \
+        # The root module defaults a managed group's min_size to 1; the
+        # node-group submodule called on its own defaults it to 0
+        # (modules/eks-managed-node-group/variables.tf).
+        min_size, max_size, desired = field("min_size", 1 if managed and not standalone else 0), field("max_size", 3), \
             field("desired_size", 1)
         tags = _merge(module_tags, field("tags", {}))
         taints = field("taints", {})
@@ -272,7 +275,8 @@ class _Ctx:
         address = f"{self.prefix}.{'aws_eks_node_group' if rtype == 'aws_eks_node_group' else 'aws_autoscaling_group'}.this[0]"
         if self.get("create", True) is False:
             return []
-        return [self._eks_group(rtype, key, spec, {}, address, self.decl.location, field_locs, config, {})]
+        return [self._eks_group(rtype, key, spec, {}, address, self.decl.location, field_locs, config, {},
+                                standalone=True)]
 
     # -- terraform-google-modules/kubernetes-engine/google --------------------
     def gke(self) -> list[CloudResource]:
