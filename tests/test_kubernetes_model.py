@@ -59,6 +59,21 @@ spec:
         spec:
           containers: [{name: w, image: x, resources: {requests: {nvidia.com/gpu: 1}}}]
 """, [("worker", 4, 1)]),
+    "volcano-cronjob": ("""
+apiVersion: batch.volcano.sh/v1alpha1
+kind: CronJob
+metadata: {name: vc}
+spec:
+  schedule: "*/30 * * * *"
+  jobTemplate:
+    spec:
+      tasks:
+        - name: trainer
+          replicas: 2
+          template:
+            spec:
+              containers: [{name: t, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]
+""", [("trainer", 2, 8)]),
     "raycluster": ("""
 apiVersion: ray.io/v1
 kind: RayCluster

@@ -84,13 +84,17 @@ def _ray(cluster_path: KeyPath) -> Callable[[dict], Iterator[TemplateSpot]]:
     return find
 
 
-def _volcano(obj: dict) -> Iterator[TemplateSpot]:
-    tasks = _get(obj, ("spec", "tasks"))
-    if isinstance(tasks, list):
-        for i, task in enumerate(tasks):
-            if isinstance(task, dict) and isinstance(task.get("template"), dict):
-                yield TemplateSpot(str(task.get("name") or f"task-{i}"), ("spec", "tasks", i, "template"),
-                                   _count_at(task, ("replicas",), 1))
+def _volcano(job_spec: KeyPath) -> Callable[[dict], Iterator[TemplateSpot]]:
+    """Volcano Job (spec.tasks) and Volcano CronJob (spec.jobTemplate.spec.tasks)."""
+    def find(obj: dict) -> Iterator[TemplateSpot]:
+        tasks = _get(obj, job_spec + ("tasks",))
+        if isinstance(tasks, list):
+            for i, task in enumerate(tasks):
+                if isinstance(task, dict) and isinstance(task.get("template"), dict):
+                    yield TemplateSpot(str(task.get("name") or f"task-{i}"),
+                                       job_spec + ("tasks", i, "template"),
+                                       _count_at(task, ("replicas",), 1))
+    return find
 
 
 def _jobset(obj: dict) -> Iterator[TemplateSpot]:
@@ -148,7 +152,8 @@ TEMPLATE_LAYOUTS: dict[tuple[str, str], Callable[[dict], Iterator[TemplateSpot]]
     ("", "RayCluster"): _ray(("spec",)),
     ("", "RayJob"): _ray(("spec", "rayClusterSpec")),
     ("", "RayService"): _ray(("spec", "rayClusterConfig")),
-    ("batch.volcano.sh", "Job"): _volcano,
+    ("batch.volcano.sh", "Job"): _volcano(("spec",)),
+    ("batch.volcano.sh", "CronJob"): _volcano(("spec", "jobTemplate", "spec")),
     ("", "JobSet"): _jobset,
     ("", "LeaderWorkerSet"): _leader_worker_set,
 }
@@ -169,9 +174,11 @@ def _get(node: Any, path: KeyPath) -> Any:
 
 def _layout(api_version: str, kind: str) -> Callable[[dict], Iterator[TemplateSpot]] | None:
     group = api_version.split("/", 1)[0] if "/" in api_version else ""
+    # Volcano reuses core kind names (Job, CronJob) under its own API group.
+    if group == "batch.volcano.sh" and (group, kind) in TEMPLATE_LAYOUTS:
+        return TEMPLATE_LAYOUTS[(group, kind)]
     if kind == "Job":
-        return TEMPLATE_LAYOUTS[("batch.volcano.sh", "Job")] if group == "batch.volcano.sh" \
-            else TEMPLATE_LAYOUTS[("batch", "Job")]
+        return TEMPLATE_LAYOUTS[("batch", "Job")]
     return TEMPLATE_LAYOUTS.get(("", kind))
 
 
