@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -191,20 +192,19 @@ def rewrite(text: str, edits: list[YamlEdit]) -> tuple[str | None, str]:
     except Exception:
         pass
     layouts.extend(layout for layout in _LAYOUTS if layout not in layouts)
+    candidates = []
     for layout in layouts:
-        yaml = _yaml(*layout)
+        candidates.append(lambda layout=layout: _dump_roundtrip(text, edits, layout))
+    # Last resort: ruamel's positions, with the edited lines written in place
+    # (round-trip dumping re-spells `null`/`True` and reflows multi-line flow
+    # collections in some real configs, which the checks below refuse).
+    candidates.append(lambda: _edit_in_place(text, edits))
+    for make in candidates:
         try:
-            docs = list(yaml.load_all(text))
-            for e in edits:
-                _edit_roundtrip(docs, e)
-            out = io.StringIO()
-            if len(docs) == 1:
-                yaml.explicit_start = text.lstrip().startswith("---")
-                yaml.dump(docs[0], out)
-            else:
-                yaml.dump_all(docs, out)
-            new = out.getvalue()
+            new = make()
         except Exception:
+            continue
+        if new is None:
             continue
         if text.endswith("\n") is False and new.endswith("\n"):
             new = new[:-1]
@@ -217,6 +217,72 @@ def rewrite(text: str, edits: list[YamlEdit]) -> tuple[str | None, str]:
         if _diff_counts(text, new) == (want_replaced, want_added, 0):
             return new, ""
     return None, "the YAML could not be rewritten without changing other lines"
+
+
+def _dump_roundtrip(text: str, edits: list[YamlEdit], layout: tuple[int, int, int]) -> str:
+    yaml = _yaml(*layout)
+    docs = list(yaml.load_all(text))
+    for e in edits:
+        _edit_roundtrip(docs, e)
+    out = io.StringIO()
+    if len(docs) == 1:
+        yaml.explicit_start = text.lstrip().startswith("---")
+        yaml.dump(docs[0], out)
+    else:
+        yaml.dump_all(docs, out)
+    return out.getvalue()
+
+
+_SCALAR_TOKEN = re.compile(r"[^\s#,{}\[\]]+")
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _edit_in_place(text: str, edits: list[YamlEdit]) -> str | None:
+    """Set a scalar where it is written, or add ``key: value`` on its own
+    line after the anchor entry (before the next key and the comments that
+    lead into it), at the mapping's indentation. None when an edit does not
+    fit that shape (flow mappings, multi-line values, no following key)."""
+    from ruamel.yaml import YAML
+
+    docs = list(YAML(typ="rt").load_all(text))
+    lines = text.splitlines(keepends=True)
+    inserts: list[tuple[int, str]] = []
+    for e in edits:
+        mapping = _node(docs[e.document], e.mapping)
+        if e.key in mapping:
+            key_line, _, value_line, value_col = mapping.lc.data[e.key]
+            if value_line != key_line:
+                return None
+            line = lines[value_line]
+            match = _SCALAR_TOKEN.match(line, value_col)
+            if match is None:
+                return None
+            lines[value_line] = line[: match.start()] + _plain(e.value) + line[match.end():]
+            continue
+        if mapping.fa.flow_style():
+            return None
+        keys = list(mapping.keys())
+        anchor = next((k for k in e.after if k in mapping), None)
+        if anchor is None or keys.index(anchor) + 1 >= len(keys):
+            return None
+        following = keys[keys.index(anchor) + 1]
+        anchor_line, anchor_col = mapping.lc.data[anchor][0], mapping.lc.data[anchor][1]
+        at = mapping.lc.data[following][0]
+        if at <= anchor_line:
+            return None
+        while at - 1 > anchor_line and (not lines[at - 1].strip() or lines[at - 1].lstrip().startswith("#")):
+            at -= 1
+        inserts.append((at, f"{' ' * anchor_col}{e.key}: {_plain(e.value)}\n"))
+    for at, new_line in sorted(inserts, reverse=True):
+        lines.insert(at, new_line)
+    return "".join(lines)
+
+
 
 
 def apply_fixes(fixes: list[tuple["Finding", Fix]], write: bool,
