@@ -84,6 +84,27 @@ def is_excluded(display: str, patterns: list[str], root: Path, cwd: Path) -> boo
     return False
 
 
+def _exists(path: Path) -> bool:
+    try:
+        path.lstat()
+    except OSError:
+        return False
+    return True
+
+
+def _is_regular(path: Path) -> bool:
+    """A regular file (not following links). A file that vanished since the
+    folder was listed still counts: reading it reports that it vanished."""
+    import stat
+
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return True  # unreadable metadata: the read reports why
+
+
 def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None = None) -> Discovery:
     cwd = cwd or Path.cwd()
     out = Discovery()
@@ -110,7 +131,9 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
                 add(start, kind)
             continue
         if not start.is_dir():
-            out.errors.append(ParseError(display_path(start, cwd), 1, 1, "path does not exist"))
+            # A FIFO or device would block the read (or never end): never opened.
+            problem = "not a regular file or folder; not read" if _exists(start) else "path does not exist"
+            out.errors.append(ParseError(display_path(start, cwd), 1, 1, problem))
             continue
 
         def on_error(exc: OSError, _start: Path = start) -> None:
@@ -132,6 +155,8 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
                 full = here / name
                 if full.is_symlink():
                     continue  # links may point outside the tree; not followed by default
+                if not _is_regular(full):
+                    continue  # FIFOs, sockets, devices: reading them blocks or never ends
                 add(full, kind)
     out.files.sort(key=lambda f: f.display)
     return out

@@ -162,6 +162,10 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     project = build_model(parsed, settings, var_files, options.cli_vars)
     failures: list[RuleFailure] = []
     findings = run_rules(project, settings, selected_rules(settings), failures)
+    # No message prints a secret-looking value, whichever rule wrote it (mlcost_lint.secrets).
+    from mlcost_lint.secrets import redact_findings
+
+    redact_findings(findings, project)
     by_path = {pf.path: pf for pf in parsed}
     result = apply_suppressions(findings, by_path, settings.per_file_ignores, settings.root)
     return LintResult(result.kept, result.suppressed, parsed, project, result, failures)

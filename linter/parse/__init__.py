@@ -13,10 +13,11 @@ from mlcost_lint.parse.suppressions import scan
 
 # Text that shows a YAML/JSON file is ours even when it does not parse
 # (rules.md, Settled questions: MLC001 for YAML/JSON).
-_K8S_HINT = re.compile(r"^\s*apiVersion\s*:", re.M)
-_KIND_HINT = re.compile(r"^\s*kind\s*:", re.M)
+# A key starts a line, or follows "{" / "," (JSON and YAML flow style, often on one line).
+_K8S_HINT = re.compile(r"(?:^|[{,])\s*[\"']?apiVersion[\"']?\s*:", re.M)
+_KIND_HINT = re.compile(r"(?:^|[{,])\s*[\"']?kind[\"']?\s*:", re.M)
 _TRAINING_HINT = re.compile(
-    r"(?m)^\s*[\"']?(per_device_train_batch_size|gradient_accumulation_steps|learning_rate|"
+    r"(?m)(?:^|[{,])\s*[\"']?(per_device_train_batch_size|gradient_accumulation_steps|learning_rate|"
     r"num_train_epochs|save_strategy|save_total_limit|base_model|model_name_or_path|"
     r"zero_optimization|train_micro_batch_size_per_gpu|train_batch_size|distributed_type|"
     r"mixed_precision|_component_|exp_manager|micro_batch_size|output_dir)[\"']?\s*:"

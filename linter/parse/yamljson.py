@@ -55,23 +55,32 @@ class _Converter:
     def _mark(self, node: yaml.Node) -> tuple[int, int]:
         return node.start_mark.line + 1, node.start_mark.column + 1
 
-    def _count(self, node: yaml.Node) -> int:
-        """Expanded size of ``node`` (aliases counted every time they appear),
-        memoised so a bomb is measured in linear time."""
-        key = id(node)
-        hit = self.sizes.get(key)
-        if hit is not None:
-            return hit
-        self.sizes[key] = 1  # cycles (recursive anchors) count once
-        if isinstance(node, yaml.MappingNode):
-            total = 1 + sum(self._count(k) + self._count(v) for k, v in node.value)
-        elif isinstance(node, yaml.SequenceNode):
-            total = 1 + sum(self._count(v) for v in node.value)
-        else:
-            total = 1
-        total = min(total, self.max_nodes + 1)
-        self.sizes[key] = total
-        return total
+    def _count(self, root: yaml.Node) -> int:
+        """Expanded size of ``root`` (aliases counted every time they appear),
+        memoised so a bomb is measured in linear time. Iterative, with the
+        depth bound checked on the way down: a 10,000-level document never
+        reaches Python's recursion limit here."""
+        sizes = self.sizes
+        stack: list[tuple[yaml.Node, int, bool]] = [(root, 0, False)]
+        while stack:
+            node, depth, children_done = stack.pop()
+            key = id(node)
+            if children_done:
+                kids = _children(node)
+                total = 1 + sum(sizes.get(id(k), 1) for k in kids)
+                sizes[key] = min(total, self.max_nodes + 1)
+                continue
+            if key in sizes:
+                continue
+            if depth > self.max_depth:
+                line, col = self._mark(node)
+                raise DocumentError(f"nesting deeper than {self.max_depth} levels (max-nesting-depth)", line, col)
+            sizes[key] = 1  # cycles (recursive anchors) count once
+            kids = _children(node)
+            if kids:
+                stack.append((node, depth, True))
+                stack.extend((k, depth + 1, False) for k in kids)
+        return sizes[id(root)]
 
     def convert(self, node: yaml.Node) -> Any:
         if self._count(node) > self.max_nodes:
@@ -84,7 +93,7 @@ class _Converter:
     def _convert(self, node: yaml.Node, path: KeyPath, depth: int) -> Any:
         if depth > self.max_depth:
             line, col = self._mark(node)
-            raise DocumentError(f"nesting deeper than {self.max_depth} levels", line, col)
+            raise DocumentError(f"nesting deeper than {self.max_depth} levels (max-nesting-depth)", line, col)
         tag = node.tag or ""
         if tag.startswith(_UNSAFE_TAG_PREFIX):
             line, col = self._mark(node)
@@ -141,6 +150,14 @@ class _Converter:
                 return node.value  # timestamps and sets: keep the text
             return value
         return node.value  # custom tags (!Ref, !!binary): the text as written
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def _hashable(value: Any) -> bool:
@@ -208,7 +225,7 @@ def parse_json(text: str, path: str, *, max_depth: int = 500, max_nodes: int = 2
     """A JSON file as one document. Raises :class:`DocumentError`."""
     depth = _json_depth(text)
     if depth > max_depth:
-        raise DocumentError(f"nesting deeper than {max_depth} levels")
+        raise DocumentError(f"nesting deeper than {max_depth} levels (max-nesting-depth)")
     try:
         data = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:

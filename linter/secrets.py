@@ -1,0 +1,328 @@
+"""Secret redaction: no finding ever prints the value of a key that looks
+like a secret (product.md, Bad input).
+
+After the rules run, :func:`redact_findings` replaces every secret-looking
+value found anywhere in the project with ``***`` in each finding's message,
+address and related messages. Rules do not need to be careful one by one,
+and a value that reaches a message through a link, an object name or a
+Terraform variable is still caught.
+
+Where values are collected (:func:`collect_secrets`):
+
+- every YAML/JSON document (Kubernetes, training configs, ``.tf.json``,
+  plan JSON, embedded ConfigMap configs): the value of any key whose name
+  looks secret, Kubernetes ``env`` entries (``{name, value}``) whose name
+  looks secret, and every value of a ``kind: Secret`` (``data``/``stringData``);
+- ``NAME=value`` / ``NAME: value`` inside any string (shell scripts in
+  ``command``/``args``, ``.env``-style ConfigMap data) and ``--name value``
+  / ``--name=value`` command-line pairs;
+- Terraform HCL: attributes (and object keys such as tag keys) whose name
+  looks secret, the ``default`` of a ``variable`` marked ``sensitive = true``
+  and the tfvars value of that variable; evaluated resource arguments.
+
+Which names look secret (:func:`looks_secret`): the name is split into
+words (``hubToken`` -> hub token, ``WANDB_API_KEY`` -> wandb api key). It is
+secret when a word is one of ``SECRET_WORDS`` (password, passwd, passphrase,
+secret, token, apikey, credential(s)), or ``key`` follows one of
+``KEY_QUALIFIERS`` (api key, access key, private key, secret key, account
+key, ...). It is not secret when its last word names a reference rather
+than the secret itself (``NON_SECRET_LAST_WORDS``: secret_name, kms_key_id,
+key_name, api_key_env, token_file, secretKeyRef, password_length, ...),
+when ``token`` is a tokenizer's special token (pad_token, eos_token,
+max_tokens is not even a match), or when the name is in
+``NON_SECRET_NAMES``. A bare ``key`` (tolerations, configMapKeyRef) is not
+secret.
+
+Which values are redacted: strings of at least ``MIN_SECRET_LENGTH``
+characters that are not references (``${...}``, ``$(VAR)``, ``{{ }}``) and
+not a boolean/null word or a number; replacing shorter values would garble
+unrelated words in messages. Values from the environment of the linter
+process are not collected: they never reach a message unless a scanned
+file holds them too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any, Iterable
+
+REDACTED = "***"
+MIN_SECRET_LENGTH = 6
+
+SECRET_WORDS = frozenset({
+    "password", "passwd", "passphrase", "secret", "token", "apikey", "credential", "credentials",
+    "pat", "webhook",
+})
+# "key" is secret only after one of these ("api key", "access key", ...).
+KEY_QUALIFIERS = frozenset({
+    "api", "access", "private", "secret", "account", "signing", "encryption", "master", "client", "auth",
+    "storage", "shared", "primary", "secondary", "license", "hmac", "ssh",
+})
+# The name points at a secret, or describes it, rather than holding it.
+NON_SECRET_LAST_WORDS = frozenset({
+    "name", "names", "id", "ids", "arn", "env", "var", "variable", "file", "path", "ref", "refs", "type",
+    "length", "size", "ttl", "version", "alias", "algorithm", "usage", "rotation", "period", "count",
+    "prefix", "suffix", "format", "url", "uri", "endpoint", "header", "field", "mode", "enabled", "policy",
+    "namespace", "selector", "mount", "volume", "provider", "source", "expiration", "expiry", "days",
+    "location", "store", "vault", "manager", "required", "pair", "public",
+})
+# Tokenizer vocabulary, not credentials ("pad_token: <|end_of_text|>").
+SPECIAL_TOKEN_WORDS = frozenset({
+    "pad", "eos", "bos", "unk", "sep", "cls", "mask", "special", "chat", "start", "end", "image", "audio",
+    "video", "vision", "additional", "eot", "system", "user", "assistant", "default",
+})
+NON_SECRET_NAMES = frozenset({
+    "public_key", "ssh_public_key", "token_type", "secret_type", "tokenizer", "tokenizer_name",
+    "tokenizer_type", "token_lifetime", "webhook_url", "pat_enabled",
+})
+SECRET_KINDS = frozenset({"Secret", "SealedSecret", "ExternalSecret"})
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+_REFERENCE = re.compile(r"\$\{|\$\(|\{\{|%\{|^\$[A-Za-z_]|^<.*>$|^\*+$")
+_PLAIN_WORDS = frozenset({"true", "false", "null", "none", "yes", "no", "on", "off", "nil", "undefined"})
+# NAME=value, NAME: value, export NAME="value" inside a longer string.
+_ASSIGNMENT = re.compile(
+    r"""(?:^|[\s;&|({,])(?:export\s+)?["']?([A-Za-z_][A-Za-z0-9_.\-]*)["']?\s*[:=]\s*["']?([^\s"';&|,}]+)""")
+_FLAG = re.compile(r"^--?([A-Za-z][A-Za-z0-9_.\-]*)(?:=(.*))?$")
+
+
+def words(name: str) -> list[str]:
+    return [w.lower() for part in _SPLIT.split(name) for w in _CAMEL.sub(" ", part).split() if w]
+
+
+def looks_secret(name: Any) -> bool:
+    """Whether a key, attribute, env var or flag name looks like it holds a secret."""
+    if not isinstance(name, str) or not name or len(name) > 200:
+        return False
+    parts = words(name)
+    if not parts or "_".join(parts) in NON_SECRET_NAMES or parts[-1] in NON_SECRET_LAST_WORDS:
+        return False
+    for i, w in enumerate(parts):
+        if w == "token" and i > 0 and parts[i - 1] in SPECIAL_TOKEN_WORDS:
+            return False
+        if w in SECRET_WORDS:
+            return True
+        if w == "key" and i > 0 and parts[i - 1] in KEY_QUALIFIERS:
+            return True
+    return False
+
+
+def is_secret_value(value: Any) -> bool:
+    """A value worth redacting: a literal string long enough to be unambiguous."""
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    if len(text) < MIN_SECRET_LENGTH or _REFERENCE.search(text) or text.lower() in _PLAIN_WORDS:
+        return False
+    try:
+        float(text)
+        return False
+    except ValueError:
+        return True
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.values: set[str] = set()
+        self.sensitive_vars: set[str] = set()
+
+    def add(self, value: Any) -> None:
+        if is_secret_value(value):
+            self.values.add(value.strip())
+            if value != value.strip():
+                self.values.add(value)
+
+    # -- plain data (YAML / JSON documents, evaluated Terraform values) ----
+    def data(self, root: Any) -> None:
+        stack: list[tuple[Any, bool]] = [(root, False)]
+        seen: set[int] = set()   # anchors share sub-trees
+        while stack:
+            node, all_secret = stack.pop()
+            if isinstance(node, (dict, list)):
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+            if isinstance(node, dict):
+                if isinstance(node.get("kind"), str) and node.get("kind") in SECRET_KINDS:
+                    for key in ("data", "stringData", "spec"):
+                        stack.append((node.get(key), True))
+                name = node.get("name")
+                if "value" in node and looks_secret(name):
+                    self.add(node.get("value"))      # Kubernetes env entry
+                if node.get("sensitive") is True:
+                    self.add(node.get("default"))    # .tf.json sensitive variable
+                for key, value in node.items():
+                    if looks_secret(key):
+                        if isinstance(value, dict):  # {"default": ...}, {"value": ...}
+                            self.add(value.get("default"))
+                            self.add(value.get("value"))
+                        else:
+                            self.add(value)
+                    stack.append((value, all_secret))
+            elif isinstance(node, list):
+                self._flags(node)
+                stack.extend((item, all_secret) for item in node)
+            elif isinstance(node, str):
+                if all_secret:
+                    self.add(node)
+                self.text(node)
+
+    def _flags(self, items: list) -> None:
+        """``["--hub_token", "hf_x"]`` and ``["--hub_token=hf_x"]``."""
+        for i, item in enumerate(items):
+            if not isinstance(item, str):
+                continue
+            m = _FLAG.match(item.strip())
+            if m is None or not looks_secret(m.group(1)):
+                continue
+            if m.group(2) is not None:
+                self.add(m.group(2))
+            elif i + 1 < len(items):
+                self.add(items[i + 1])
+
+    def text(self, text: str) -> None:
+        """Assignments and flags inside a string (scripts, .env data)."""
+        if len(text) < MIN_SECRET_LENGTH or ("=" not in text and ":" not in text and "-" not in text):
+            return
+        for m in _ASSIGNMENT.finditer(text[:200_000]):
+            if looks_secret(m.group(1)):
+                self.add(m.group(2))
+        if "-" in text:
+            self._flags(text.split())
+
+    # -- Terraform HCL -----------------------------------------------------
+    def hcl_body(self, body: Any, tfvars: bool = False) -> None:
+        attributes = getattr(body, "attributes", None) or {}
+        for name, attribute in attributes.items():
+            secret = looks_secret(name) or (tfvars and name in self.sensitive_vars)
+            self.hcl_expr(getattr(attribute, "expr", None), secret)
+        stack = list(getattr(body, "blocks", None) or [])
+        while stack:
+            block = stack.pop()
+            sensitive = block.type == "variable" and _literal(
+                getattr(block.attributes.get("sensitive"), "expr", None)) is True
+            for name, attribute in block.attributes.items():
+                secret = looks_secret(name) or (sensitive and name == "default") or (
+                    block.type == "variable" and name == "default" and block.labels
+                    and looks_secret(block.labels[0]))
+                self.hcl_expr(attribute.expr, secret)
+            stack.extend(block.blocks)
+
+    def hcl_expr(self, expr: Any, secret: bool) -> None:
+        from mlcost_lint.parse import hcl as H
+
+        stack = [(expr, secret)]
+        while stack:
+            node, is_secret = stack.pop()
+            if node is None:
+                continue
+            if isinstance(node, H.Literal):
+                if is_secret:
+                    self.add(node.value)
+                elif isinstance(node.value, str):
+                    self.text(node.value)
+            elif isinstance(node, H.Template):
+                literal = _literal(node)
+                if is_secret and literal is not None:
+                    self.add(literal)
+                for part in node.parts:
+                    if isinstance(part, str):
+                        self.text(part)
+                    else:
+                        stack.append((part, False))
+            elif isinstance(node, H.ObjectExpr):
+                for item in node.items:
+                    key = _literal(item.key)
+                    stack.append((item.value, is_secret or looks_secret(key)))
+            elif isinstance(node, H.TupleExpr):
+                stack.extend((item, is_secret) for item in node.items)
+            elif isinstance(node, (H.FunctionCall,)):
+                stack.extend((arg, is_secret) for arg in node.args)
+            elif isinstance(node, H.Conditional):
+                stack.extend([(node.true, is_secret), (node.false, is_secret)])
+            elif isinstance(node, H.Parenthesis):
+                stack.append((node.expr, is_secret))
+
+
+def _literal(expr: Any) -> Any:
+    """The constant value of a literal or a template with only text, else None."""
+    from mlcost_lint.parse import hcl as H
+
+    if isinstance(expr, H.Literal):
+        return expr.value
+    if isinstance(expr, H.Template) and all(isinstance(p, str) for p in expr.parts):
+        return "".join(expr.parts)
+    return None
+
+
+def collect_secrets(project: Any) -> set[str]:
+    """Every secret-looking value in the project (see the module docstring)."""
+    c = _Collector()
+    files = list(getattr(project, "files", ()) or ())
+    for pf in files:
+        hcl = getattr(pf, "hcl", None)
+        for block in getattr(hcl, "blocks", None) or []:
+            if block.type == "variable" and block.labels and _literal(
+                    getattr(block.attributes.get("sensitive"), "expr", None)) is True:
+                c.sensitive_vars.add(str(block.labels[0]))
+    for pf in files:
+        for doc in getattr(pf, "documents", ()) or ():
+            c.data(doc.data)
+        hcl = getattr(pf, "hcl", None)
+        if hcl is not None:
+            c.hcl_body(hcl, tfvars=pf.path.endswith(".tfvars"))
+    for config in getattr(project, "training", ()) or ():
+        if getattr(config, "embedded_in", None):
+            c.data(config.document.data)
+    terraform = getattr(project, "terraform", None)
+    for resource in getattr(terraform, "resources", ()) or ():
+        try:
+            c.data(_known(resource.attrs))
+            if isinstance(resource.tags, dict):
+                c.data(_known(resource.tags))
+        except RecursionError:  # values are size-bounded, not depth-bounded: the literals were read above
+            continue
+    return c.values
+
+
+def _known(value: Any) -> Any:
+    """Evaluated values without UNKNOWN (which refuses a truth test)."""
+    from mlcost_lint.model.core import UNKNOWN
+
+    if value is UNKNOWN:
+        return None
+    if isinstance(value, dict):
+        return {k: _known(v) for k, v in value.items() if k is not UNKNOWN}
+    if isinstance(value, (list, tuple)):
+        return [_known(v) for v in value]
+    return value
+
+
+class Redactor:
+    """Replaces each secret value (longest first, so a secret holding another
+    is hidden whole) in a text with ``***``."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        ordered = sorted({s for s in secrets if s}, key=lambda s: (-len(s), s))
+        self._pattern = re.compile("|".join(re.escape(s) for s in ordered)) if ordered else None
+
+    def __call__(self, text: str) -> str:
+        if self._pattern is None or not isinstance(text, str):
+            return text
+        return self._pattern.sub(REDACTED, text)
+
+
+def redact_findings(findings: list, project: Any) -> list:
+    """The findings with every secret value hidden from message, address and
+    related messages (modified in place, also returned)."""
+    redact = Redactor(collect_secrets(project))
+    if redact._pattern is None:
+        return findings
+    for f in findings:
+        f.message = redact(f.message)
+        f.address = redact(f.address)
+        if f.related:
+            f.related = tuple(replace(r, message=redact(r.message)) for r in f.related)
+    return findings
