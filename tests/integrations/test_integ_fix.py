@@ -115,26 +115,27 @@ def test_json_and_terraform_are_never_rewritten(tmp_path: Path):
 
 
 def test_in_place_edit_when_round_trip_would_respell_other_lines(tmp_path: Path):
-    # torchtune style: `null`, `True` and a multi-line flow list, which a
-    # round-trip dump re-spells; the edit is written in place instead.
+    # `null`, `True` and a multi-line flow list, which a round-trip dump
+    # re-spells; the edit is written in place instead.
     text = (
         "output_dir: /tmp/out\n"
+        "per_device_train_batch_size: 8\n"
+        "learning_rate: 2.0e-05\n"
         "seed: null\n"
-        "shuffle: True\n"
-        "checkpoint_files: [\n"
-        "  model-00001.bin,\n"
-        "  model-00002.bin\n"
+        "gradient_checkpointing: True\n"
+        "report_to: [\n"
+        "  tensorboard,\n"
+        "  wandb\n"
         "]\n"
-        "metric_logger:\n"
-        "  _component_: torchtune.training.metric_logging.DiskLogger\n"
-        "log_every_n_steps: 1  # every step\n"
-        "log_peak_memory_stats: True\n"
+        "save_strategy: 'no'\n"
+        "logging_steps: 1  # every step\n"
+        "bf16: True\n"
     )
     write(tmp_path, {"recipe.yaml": text})
     r = run_cli("recipe.yaml", "--diff", "--select", "MLC402", "--no-cache", cwd=tmp_path)
     assert r.code == 1, r.err
     assert [line for line in r.out.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")] == [
-        "-log_every_n_steps: 1  # every step", "+log_every_n_steps: 50  # every step"]
+        "-logging_steps: 1  # every step", "+logging_steps: 50  # every step"]
 
 
 def test_in_place_insert_after_anchor_before_leading_comments():
