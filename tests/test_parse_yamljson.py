@@ -118,8 +118,8 @@ def test_encodings():
 def test_suppressions_are_read_at_parse_time():
     pf = parse_bytes(b"# mlcost-lint: ignore-file[MLC3]\napiVersion: v1  # mlcost-lint: ignore[MLC102, mlc201] reason here\nkind: Pod\n",
                      "p.yaml", FileKind.YAML)
-    assert [(s.line, s.codes, s.whole_file, s.comment_only_line, s.reason) for s in pf.suppressions] == [
-        (1, ("MLC3",), True, True, ""),
-        (2, ("MLC102", "MLC201"), False, False, "reason here"),
+    assert [(s.line, s.column, s.codes, s.whole_file, s.comment_only_line, s.reason) for s in pf.suppressions] == [
+        (1, 1, ("MLC3",), True, True, ""),
+        (2, 17, ("MLC102", "MLC201"), False, False, "reason here"),
     ]
     assert pf.comment_lines == frozenset({1})

@@ -78,6 +78,7 @@ class Suppression:
     whole_file: bool
     comment_only_line: bool   # the comment stands alone on its line (applies to the next line)
     reason: str = ""
+    column: int = 1           # where the comment starts (MLC002 points there)
 
 
 @dataclass(slots=True)

@@ -40,5 +40,6 @@ def scan(text: str) -> tuple[list[Suppression], frozenset[int]]:
             whole_file=m.group("kind") == "ignore-file",
             comment_only_line=comment_only,
             reason=m.group("reason").strip(" -:—"),
+            column=m.start() + 1,
         ))
     return suppressions, frozenset(comment_lines)

@@ -115,7 +115,7 @@ def test_used_suppression_is_silent_unused_one_is_mlc002(tmp_path: Path):
     write(tmp_path, {"pod.yaml": SUPPRESSED_POD})
     r = run_cli("pod.yaml", "--no-cache", cwd=tmp_path)
     assert r.out.splitlines() == [
-        "pod.yaml:9:1: MLC002 [note] Suppression comment `ignore[MLC205]` is unused (no MLC205 finding on the "
+        "pod.yaml:9:17: MLC002 [note] Suppression comment `ignore[MLC205]` is unused (no MLC205 finding on the "
         "lines it covers); remove it",
         "Found 1 finding (1 note) in 1 file.",
     ]
@@ -164,6 +164,6 @@ def test_bare_ignore_judged_only_when_every_rule_ran(tmp_path: Path):
     r = run_cli("pod.yaml", "--no-cache", cwd=tmp_path)
     assert r.out.splitlines() == [
         f"pod.yaml:3:1: MLC102 [warning] {_msg('trainer')}",
-        "pod.yaml:8:1: MLC002 [note] Suppression comment `ignore` suppresses no finding on the lines it covers; "
+        "pod.yaml:8:17: MLC002 [note] Suppression comment `ignore` suppresses no finding on the lines it covers; "
         "remove it",
         "Found 2 findings (1 warning, 1 note) in 1 file."]
