@@ -1,0 +1,255 @@
+"""Benchmark mlcost-lint on a synthetic ML-platform repository.
+
+    python bench/run.py                      # 2,000 files (~14 MB), 3 runs each
+    python bench/run.py --scales 1,2,4       # the scaling curve (1x, 2x, 4x the files)
+
+See bench/README.md for what each row means. Every number is the median
+of --repeat runs of a fresh process; peak memory is sampled over the
+whole process tree (parent + parse workers, proportional set size).
+Raw numbers go to bench/results/<date>-<files>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from generate import generate  # noqa: E402
+
+
+@dataclass
+class Sample:
+    wall: float
+    peak_mb: float          # whole process tree, PSS, sampled every 50 ms
+    max_rss_mb: float       # largest single process (wait4 ru_maxrss)
+    rc: int
+    timed_out: bool = False
+
+
+@dataclass
+class Row:
+    name: str
+    what: str
+    samples: list[Sample] = field(default_factory=list)
+
+    @property
+    def wall(self) -> float | None:
+        ok = [s.wall for s in self.samples if not s.timed_out]
+        return statistics.median(ok) if ok else None
+
+    @property
+    def peak(self) -> float | None:
+        ok = [s.peak_mb for s in self.samples if not s.timed_out]
+        return max(ok) if ok else None
+
+
+def _tree(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children.get(p, [])
+    return out
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def measure(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None) -> Sample:
+    peak = [0]
+    done = threading.Event()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], sum(_pss_kb(p) for p in _tree(proc.pid)))
+            done.wait(0.05)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    timed_out = False
+    deadline = t0 + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            timed_out = True
+            for p in reversed(_tree(proc.pid)):
+                try:
+                    os.kill(p, 9)
+                except OSError:
+                    pass
+            pid, status, usage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.005)
+    wall = time.perf_counter() - t0
+    done.set()
+    thread.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode not in (0, 1) and not timed_out:
+        print(f"  ! {' '.join(cmd[:4])}... exited {proc.returncode}: {err.strip()[-500:]}", file=sys.stderr)
+    return Sample(wall, peak[0] / 1024, usage.ru_maxrss / 1024, proc.returncode, timed_out)
+
+
+def _tool() -> list[str]:
+    script = Path(sys.executable).parent / "mlcost-lint"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "mlcost_lint"]
+
+
+def _touch_targets(repo: Path) -> list[Path]:
+    files = sorted(p for p in repo.rglob("*") if p.is_file() and p.suffix in (".tf", ".yaml", ".yml")
+                   and ".git" not in p.parts)
+    return files[::100]
+
+
+def bench_scale(files: int, args: argparse.Namespace, include_checkov: bool) -> dict:
+    repo = args.work / f"repo-{files}"
+    n, size = generate(repo, files, args.seed)
+    cache = args.work / f"cache-{files}"
+    shutil.rmtree(cache, ignore_errors=True)
+    tool = _tool()
+    common = ["--exit-zero", *(["--ignore", args.ignore] if args.ignore else [])]
+    jobs = ["--jobs", str(args.jobs)] if args.jobs else []
+    r, t = args.repeat, args.timeout
+    rows: list[Row] = []
+    print(f"\n== {n} files, {size / 1e6:.1f} MB in {repo} (load average {os.getloadavg()[0]:.2f})", flush=True)
+
+    def run(name: str, what: str, cmd: list[str], times: int, before=None) -> Row:
+        row = Row(name, what)
+        for i in range(times):
+            if before:
+                before(i)
+            row.samples.append(measure(cmd, repo, t))
+            s = row.samples[-1]
+            print(f"  {name:<10} run {i + 1}: {s.wall:8.2f} s  {s.peak_mb:7.0f} MB"
+                  + ("  TIMEOUT" if s.timed_out else ""), flush=True)
+            if s.timed_out:
+                break
+        rows.append(row)
+        return row
+
+    run("floor", "(a) parse-only floor: python-hcl2 + PyYAML C composer + json, one process",
+        [sys.executable, str(HERE / "floor.py"), "."], r)
+    run("cold", "(b) mlcost-lint cold, --no-cache", [*tool, ".", "--no-cache", *jobs, *common], r)
+    if args.serial:
+        run("cold-j1", "(b') mlcost-lint cold, --no-cache --jobs 1", [*tool, ".", "--no-cache", "--jobs", "1", *common], 1)
+    run("fill", "cold run filling an empty cache", [*tool, ".", "--cache-dir", str(cache), *jobs, *common], 1)
+    run("warm", "(c) warm, unchanged cache", [*tool, ".", "--cache-dir", str(cache), *jobs, *common], r)
+
+    targets = _touch_targets(repo)
+    originals = {p: p.read_bytes() for p in targets}
+
+    def touch(i: int) -> None:
+        for p, data in originals.items():
+            p.write_bytes(data + f"\n# bench touch {i}\n".encode())
+
+    run("touch1%", f"(d) warm after changing {len(targets)} files (1%)",
+        [*tool, ".", "--cache-dir", str(cache), *jobs, *common], r, before=touch)
+    for p, data in originals.items():
+        p.write_bytes(data)
+
+    small = sorted(repo.glob("configs/*/*/accelerate.yaml"))[0].relative_to(repo)
+    run("hook", f"(e) pre-commit: one file ({small}), project context, warm cache",
+        [*tool, str(small), "--cache-dir", str(cache), *common], r)
+    run("hook-alone", "(e') one file, --no-project-context --no-cache",
+        [*tool, str(small), "--no-project-context", "--no-cache", *common], r)
+    run("version", "mlcost-lint --version", [*tool, "--version"], r)
+    if include_checkov and args.checkov:
+        out = args.work / "checkov-out"
+        run("checkov", "(g) checkov -d . --framework terraform kubernetes",
+            [args.checkov, "-d", ".", "--framework", "terraform", "kubernetes", "--quiet", "--compact",
+             "-o", "json", "--output-file-path", str(out), "--skip-download"], 1)
+    return {"files": n, "bytes": size, "rows": [{"name": x.name, "what": x.what, "median_s": x.wall,
+                                                  "peak_mb": x.peak, "samples": [asdict(s) for s in x.samples]}
+                                                 for x in rows]}
+
+
+def print_table(results: list[dict]) -> None:
+    names = [row["name"] for row in results[0]["rows"]]
+    print("\nmedian wall seconds (x floor) and peak MB of the process tree")
+    header = f"{'':<11}" + "".join(f"{str(r['files']) + ' files, ' + format(r['bytes'] / 1e6, '.0f') + ' MB':>30}"
+                                    for r in results)
+    print(header)
+    for name in names:
+        line = f"{name:<11}"
+        for res in results:
+            rows = {row["name"]: row for row in res["rows"]}
+            row = rows.get(name)
+            floor = rows["floor"]["median_s"]
+            if row is None or row["median_s"] is None:
+                line += f"{'timeout' if row else '-':>30}"
+                continue
+            ratio = f"({row['median_s'] / floor:.3f}x)" if floor else ""
+            line += f"{row['median_s']:>10.2f} s {ratio:>10} {row['peak_mb']:>5.0f} MB"
+        print(line)
+    for row in results[0]["rows"]:
+        print(f"  {row['name']:<10} {row['what']}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="Benchmark mlcost-lint (see bench/README.md).")
+    ap.add_argument("--files", type=int, default=2000, help="files at scale 1 (default 2000)")
+    ap.add_argument("--scales", default="1", help="comma-separated multiples of --files (e.g. 1,2,4)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is reported")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=None, help="pass --jobs to mlcost-lint (default: its default)")
+    ap.add_argument("--serial", action="store_true", help="also time a cold --jobs 1 run")
+    ap.add_argument("--ignore", default="", help="pass --ignore CODES to mlcost-lint (e.g. to isolate a slow rule)")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/mlcost-bench"))
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds before a run is killed")
+    default_checkov = shutil.which("checkov") or ("/tmp/checkov-venv/bin/checkov"
+                                                  if Path("/tmp/checkov-venv/bin/checkov").exists() else None)
+    ap.add_argument("--checkov", default=default_checkov, help="checkov executable (default: PATH, then /tmp/checkov-venv)")
+    ap.add_argument("--no-checkov", dest="checkov", action="store_const", const=None)
+    ap.add_argument("--checkov-all-scales", action="store_true", help="run Checkov at every scale (slow)")
+    ap.add_argument("--out", type=Path, default=None, help="raw results JSON (default bench/results/...)")
+    args = ap.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    scales = [int(s) for s in args.scales.split(",")]
+    results = [bench_scale(args.files * s, args, include_checkov=(i == 0 or args.checkov_all_scales))
+               for i, s in enumerate(scales)]
+    print_table(results)
+    out = args.out or HERE / "results" / f"{time.strftime('%Y%m%d-%H%M')}-{args.files}x{args.scales.replace(',', '-')}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "platform": platform.platform(),
+            "load_average_end": os.getloadavg(), "args": {k: str(v) for k, v in vars(args).items()}}
+    out.write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+    print(f"\nraw numbers: {out}")
+
+
+if __name__ == "__main__":
+    main()
