@@ -82,3 +82,72 @@ def test_two_runs_sharing_a_cache_at_once(tmp_path: Path):
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1] for o in outs]
     assert outs[0][0] == expected and outs[1][0] == expected
+
+
+def test_folder_marked_and_other_versions_removed(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    root = tmp_path / "cache"
+    (root / "v0.0.9" / "ab").mkdir(parents=True)
+    (root / "v0.0.9" / "ab" / "ab12.pkl").write_bytes(b"old")
+    (root / "vendor").mkdir()           # not a version folder: never deleted
+    cache = ParseCache(root, "test")
+    assert not (root / "v0.0.9").exists()
+    assert (root / "vendor").is_dir()
+    assert (root / ".gitignore").read_text() == "# Created by mlcost-lint\n*\n"
+    assert (root / "CACHEDIR.TAG").read_bytes().startswith(b"Signature: 8a477f597d28d172789f06886806bc55")
+    assert cache.folder == root / f"v{__import__('mlcost_lint').__version__}"
+
+
+def test_prune_drops_oldest_but_keeps_entries_in_use(tmp_path: Path, monkeypatch):
+    import os
+
+    import mlcost_lint.cache as cache_mod
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(cache_mod, "MAX_ENTRIES", 3)
+    cache = _cache(tmp_path)
+    keys = [cache.key(str(i).encode(), f"{i}.yaml", "yaml") for i in range(5)]
+    for age, key in enumerate(keys):
+        cache.put(key, ParsedFile(path=key, kind=FileKind.YAML))
+        os.utime(cache._path(key), (1_000_000 + age, 1_000_000 + age))   # keys[0] oldest
+    (cache._path(keys[1]).parent / ".tmp-stale").write_bytes(b"x")
+    os.utime(cache._path(keys[1]).parent / ".tmp-stale", (1, 1))
+    assert cache.get(keys[0]) is not None   # in use by this run
+    cache.prune()
+    left = {p.stem for p in (tmp_path / "cache").rglob("*.pkl")}
+    assert left == {keys[0], keys[3], keys[4]}
+    assert not list((tmp_path / "cache").rglob(".tmp-*"))
+
+
+def _yaml_project(tmp_path: Path, n: int = 30) -> list:
+    from mlcost_lint.discover import SourceFile
+
+    files = []
+    for i in range(n):
+        body = "".join(f"  key_{j}: value-{i}-{j}\n" for j in range(600))
+        path = tmp_path / f"cfg{i:02d}.yaml"
+        path.write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\ndata:\n{body}")
+        files.append(SourceFile(path, path.name, FileKind.YAML))
+    return files
+
+
+def test_parallel_parse_equals_serial_and_workers_fill_the_cache(tmp_path: Path, monkeypatch):
+    from mlcost_lint.config import Settings
+    from mlcost_lint.pipeline import LintOptions, parse_all
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    files = _yaml_project(tmp_path)
+    assert sum(f.path.stat().st_size for f in files) > 256 * 1024   # over the parallel threshold
+    settings = Settings()
+    serial = parse_all(files, settings, LintOptions(jobs=1, use_cache=False))
+    parallel = parse_all(files, settings, LintOptions(jobs=2, cache_dir=tmp_path / "c"))
+    assert parallel == serial
+    assert [pf.path for pf in parallel] == [f.display for f in files]
+    assert len(list((tmp_path / "c").rglob("*.pkl"))) == len(files)   # written by the workers
+    warm = parse_all(files, settings, LintOptions(jobs=2, cache_dir=tmp_path / "c"))
+    assert warm == serial
+    # A corrupted entry is rebuilt, not trusted.
+    entry = next((tmp_path / "c").rglob("*.pkl"))
+    entry.write_bytes(b"garbage")
+    assert parse_all(files, settings, LintOptions(jobs=1, cache_dir=tmp_path / "c")) == serial
+    assert entry.read_bytes() != b"garbage"

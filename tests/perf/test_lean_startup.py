@@ -1,0 +1,110 @@
+"""Start-up stays lean: a run imports only what it needs.
+
+No timing here (the shared CI box is too noisy for that; bench/ measures).
+Each test runs the real CLI in a fresh interpreter and records which
+modules were loaded when it finished, so a new top-level import of a heavy
+library anywhere in the import chain fails here with the module's name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Heavy at import time (measured with python -X importtime on the CI box):
+# the HCL parser and its Lark grammar, JSON-schema validation, the
+# round-trip YAML library used only for --fix, the SARIF object model.
+HEAVY = ("hcl2", "lark", "jsonschema", "ruamel", "sarif_om", "attrs")
+
+_PROBE = """
+import json, os, sys
+sys.argv = ["mlcost-lint", *json.loads(sys.argv[1])]
+from mlcost_lint.cli import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+with open(os.environ["MODULES_OUT"], "w") as fh:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, fh)
+"""
+
+
+def _modules_after(args: list[str], cwd: Path, tmp_path: Path) -> tuple[int, set[str]]:
+    out = tmp_path / "modules.json"
+    env = {**os.environ, "MODULES_OUT": str(out), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    r = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(args)], cwd=cwd, env=env,
+                       capture_output=True, timeout=120)
+    assert out.exists(), r.stderr.decode()
+    data = json.loads(out.read_text())
+    return data["code"], set(data["modules"])
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+def test_version_imports_nothing_heavy(tmp_path: Path):
+    code, modules = _modules_after(["--version"], tmp_path, tmp_path)
+    assert code == 0
+    assert _heavy(modules) == []
+    # --version does not even load the pipeline, the rules or the parsers.
+    assert not any(m.startswith(("mlcost_lint.pipeline", "mlcost_lint.engine", "mlcost_lint.parse",
+                                 "mlcost_lint.rules", "yaml")) for m in modules)
+
+
+@pytest.mark.parametrize("name, text", [
+    ("accelerate.yaml", "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\n"
+                        "mixed_precision: bf16\nnum_processes: 8\n"),
+    ("job.yaml", "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  template:\n"
+                 "    spec:\n      restartPolicy: Never\n      containers:\n        - name: t\n"
+                 "          image: ghcr.io/acme/train:1\n"),
+])
+def test_one_yaml_file_does_not_import_the_hcl_parser(tmp_path: Path, name: str, text: str):
+    (tmp_path / name).write_text(text)
+    for extra in (["--no-cache"], ["--cache-dir", str(tmp_path / "c")], ["--cache-dir", str(tmp_path / "c")]):
+        code, modules = _modules_after([name, "--exit-zero", *extra], tmp_path, tmp_path)
+        assert code == 0
+        assert _heavy(modules) == [], extra
+        if extra == ["--no-cache"]:
+            assert "yaml" in modules  # it did parse the file (a warm run need not)
+
+
+def test_one_yaml_file_in_a_project_with_only_yaml_skips_hcl(tmp_path: Path):
+    """Pre-commit in a repository: the project is read for context; with no
+    Terraform in it, the HCL parser never loads."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "sft.yaml").write_text(
+        "model_name_or_path: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 4\nsave_steps: 500\n")
+    (tmp_path / "k8s.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata: {}\n")
+    code, modules = _modules_after(["configs/sft.yaml", "--exit-zero", "--no-cache"], tmp_path, tmp_path)
+    assert code == 0
+    assert _heavy(modules) == []
+
+
+def test_terraform_run_does_load_the_parser(tmp_path: Path):
+    """The probe sees imports at all (guards against a probe that always passes)."""
+    (tmp_path / "main.tf").write_text('resource "aws_s3_bucket" "b" {\n  bucket = "x"\n}\n')
+    code, modules = _modules_after(["main.tf", "--exit-zero", "--no-cache"], tmp_path, tmp_path)
+    assert code == 0
+    assert "hcl2" in modules and "lark" in modules
+    assert "sarif_om" not in modules and "jsonschema" not in modules
+
+
+def test_warm_cached_terraform_run_does_not_load_the_parser(tmp_path: Path):
+    """A cache hit for every file means no parser at all, even for .tf."""
+    (tmp_path / "main.tf").write_text('resource "aws_s3_bucket" "b" {\n  bucket = "x"\n}\n')
+    args = ["main.tf", "--exit-zero", "--cache-dir", str(tmp_path / "c")]
+    _modules_after(args, tmp_path, tmp_path)                 # fills the cache
+    code, modules = _modules_after(args, tmp_path, tmp_path)
+    assert code == 0
+    assert "hcl2" not in modules and "lark" not in modules
