@@ -40,6 +40,9 @@ class LintResult:
     project: Project
     suppression: SuppressionResult
     rule_failures: list[RuleFailure]
+    # Secret-looking values of the project, already redacted from findings;
+    # for reporters that print source text (mlcost_lint.secrets.Redactor).
+    secrets: frozenset[str] = frozenset()
 
 
 # Below this much work a process pool costs more than it saves (start-up
@@ -222,10 +225,10 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     # No message prints a secret-looking value, whichever rule wrote it (mlcost_lint.secrets).
     from mlcost_lint.secrets import redact_findings
 
-    redact_findings(findings, project)
+    secrets = redact_findings(findings, project)
     by_path = {pf.path: pf for pf in parsed}
     result = apply_suppressions(findings, by_path, settings.per_file_ignores, settings.root)
-    return LintResult(result.kept, result.suppressed, parsed, project, result, failures)
+    return LintResult(result.kept, result.suppressed, parsed, project, result, failures, secrets)
 
 
 def build_model(parsed: list[ParsedFile], settings: Settings, var_files: list[ParsedFile],

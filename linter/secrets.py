@@ -137,13 +137,15 @@ class _Collector:
     # -- plain data (YAML / JSON documents, evaluated Terraform values) ----
     def data(self, root: Any) -> None:
         stack: list[tuple[Any, bool]] = [(root, False)]
-        seen: set[int] = set()   # anchors share sub-trees
+        seen: set[tuple[int, bool]] = set()   # anchors share sub-trees; cycles
         while stack:
             node, all_secret = stack.pop()
             if isinstance(node, (dict, list)):
-                if id(node) in seen:
+                # Keyed with the flag: a Secret's data is reached both ways.
+                mark = (id(node), all_secret)
+                if mark in seen:
                     continue
-                seen.add(id(node))
+                seen.add(mark)
             if isinstance(node, dict):
                 if isinstance(node.get("kind"), str) and node.get("kind") in SECRET_KINDS:
                     for key in ("data", "stringData", "spec"):
@@ -314,15 +316,16 @@ class Redactor:
         return self._pattern.sub(REDACTED, text)
 
 
-def redact_findings(findings: list, project: Any) -> list:
-    """The findings with every secret value hidden from message, address and
-    related messages (modified in place, also returned)."""
-    redact = Redactor(collect_secrets(project))
-    if redact._pattern is None:
-        return findings
+def redact_findings(findings: list, project: Any) -> frozenset[str]:
+    """Hide every secret value of ``project`` from each finding's message,
+    address and related messages (in place); returns the values hidden."""
+    secrets = frozenset(collect_secrets(project))
+    redact = Redactor(secrets)
+    if not secrets:
+        return secrets
     for f in findings:
         f.message = redact(f.message)
         f.address = redact(f.address)
         if f.related:
             f.related = tuple(replace(r, message=redact(r.message)) for r in f.related)
-    return findings
+    return secrets

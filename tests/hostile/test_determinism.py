@@ -1,0 +1,91 @@
+"""Determinism: the same tree gives byte-identical output in every format,
+whatever --jobs, the cache state or the interpreter's hash seed, including
+trees full of broken files (MLC001 positions and messages must not depend
+on which worker parsed what)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fuzzing import CORPUS, FIXTURES, FORMATS, lint_tree, mutate, render, seed_files
+from hostile_helpers import SENTINEL, SENTINEL_NAME
+
+from mlcost_lint.config import Settings
+
+
+def _tree(tmp_path: Path) -> Path:
+    """A real slice (enough files and bytes for parallel parsing), the demo,
+    and hostile files: mutated copies, binary, deep, bomb, secrets."""
+    import random
+
+    root = tmp_path / "proj"
+    if CORPUS.is_dir():
+        shutil.copytree(CORPUS / "kubeflow__training-operator", root / "kubeflow",
+                        ignore=shutil.ignore_patterns(".mlcost_lint_cache"))
+        shutil.copytree(CORPUS / "axolotl-ai-cloud__axolotl", root / "axolotl",
+                        ignore=shutil.ignore_patterns(".mlcost_lint_cache"))
+    shutil.copytree(FIXTURES / "demo", root / "demo")
+    rng = random.Random(42)
+    hostile = root / "hostile"
+    hostile.mkdir()
+    for i, path in enumerate(rng.sample(seed_files(FIXTURES / "rules"), 30)):
+        (hostile / f"{i:02d}-{path.name}").write_bytes(mutate(path.read_bytes(), rng, rounds=3))
+    (hostile / "bin.tf").write_bytes(bytes(range(256)))
+    (hostile / "deep.json").write_bytes(b'{"kind":"ConfigMap","apiVersion":"v1","x":' + b"[" * 5000 + b"]" * 5000 + b"}")
+    (hostile / "secret.yaml").write_bytes(SENTINEL.replace(b"name: sentinel", b"name: tok-abcdef123456")
+                                          + b"---\napiVersion: v1\nkind: Secret\nstringData: {p: tok-abcdef123456}\n")
+    (root / SENTINEL_NAME).parent.mkdir()
+    (root / SENTINEL_NAME).write_bytes(SENTINEL)
+    return root
+
+
+@pytest.fixture
+def tree(hostile_tree: Path) -> Path:
+    return hostile_tree
+
+
+def _outputs(root: Path, jobs: int, cache_dir: Path | None) -> dict[str, str]:
+    settings = Settings(root=root)
+    result = lint_tree(root, settings, jobs=jobs, cache_dir=cache_dir)
+    return {fmt: render(result, settings, fmt, root) for fmt in FORMATS}
+
+
+def test_every_format_identical_across_jobs_and_cache_states(tree: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    runs = {
+        "serial": _outputs(tree, 1, None),
+        "parallel": _outputs(tree, 2, None),
+        "cold cache, parallel": _outputs(tree, 2, cache),
+        "warm cache, serial": _outputs(tree, 1, cache),
+    }
+    assert any(cache.rglob("*.pkl"))
+    reference = runs.pop("serial")
+    assert '"MLC001"' in reference["json"] and "tok-abcdef123456" not in reference["sarif"]
+    for name, outputs in runs.items():
+        for fmt in FORMATS:
+            assert outputs[fmt] == reference[fmt], f"{fmt} differs: {name}"
+
+
+def _cli(root: Path, *args: str, hash_seed: str) -> bytes:
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONHASHSEED": hash_seed}
+    proc = subprocess.run([sys.executable, "-m", "mlcost_lint", ".", "--exit-zero", *args], cwd=root, env=env,
+                          capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert b"Traceback" not in proc.stderr and b"internal error" not in proc.stderr
+    return proc.stdout
+
+
+def test_real_cli_identical_across_hash_seeds_jobs_and_cache(tree: Path, tmp_path: Path):
+    """Set and dict order must not leak into the output: two interpreters
+    with different hash seeds, serial and uncached vs parallel and cached."""
+    cache = str(tmp_path / "cache")
+    first = _cli(tree, "--format", "sarif", "--no-cache", "--jobs", "1", hash_seed="1")
+    second = _cli(tree, "--format", "sarif", "--cache-dir", cache, "--jobs", "2", hash_seed="2")
+    assert first == second
+    assert first.count(b'"ruleId": "MLC001"') > 3
