@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from mlcost_lint.parse.document import FileKind, ParseError
+from mlcost_lint.secrets import escape_controls
 
 # Folders never worth reading: VCS data, downloaded modules, dependencies, caches.
 SKIPPED_DIRS = frozenset({
@@ -113,6 +114,13 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
     def add(path: Path, kind: FileKind) -> None:
         display = display_path(path, cwd)
         if display in seen or is_excluded(display, exclude, root, cwd):
+            return
+        if escape_controls(display) != display:
+            # A line break in a path would start a new line of text output (in
+            # a CI log, a "::error" line is a workflow command): not read.
+            seen.add(display)
+            out.errors.append(ParseError(escape_controls(display), 1, 1,
+                                         "file name contains control characters; not read"))
             return
         seen.add(display)
         out.files.append(SourceFile(path, display, kind))

@@ -1,5 +1,6 @@
 """Secret redaction: no finding ever prints the value of a key that looks
-like a secret (product.md, Bad input).
+like a secret (product.md, Bad input). Also: no finding carries a control
+character from the scanned files (see :func:`escape_controls`).
 
 After the rules run, :func:`redact_findings` replaces every secret-looking
 value found anywhere in the project with ``***`` in each finding's message,
@@ -302,6 +303,24 @@ def _known(value: Any) -> Any:
     return value
 
 
+# Characters a scanned file can put into a message (through an object name,
+# a value) that would act on whatever displays it: line breaks start a new
+# output line (in a CI log, a line "::error ..." is a GitHub Actions
+# workflow command), ESC/BEL drive the terminal, bidi overrides reorder
+# what a reviewer reads. They are shown escaped instead.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every control, line-separator and bidi character
+    written as a visible escape (``\\n``, ``\\x1b``, ``\\u202e``)."""
+    if not isinstance(text, str) or not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda m: _NAMED.get(m.group(0)) or (
+        f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}"), text)
+
+
 class Redactor:
     """Replaces each secret value (longest first, so a secret holding another
     is hidden whole) in a text with ``***``."""
@@ -318,14 +337,17 @@ class Redactor:
 
 def redact_findings(findings: list, project: Any) -> frozenset[str]:
     """Hide every secret value of ``project`` from each finding's message,
-    address and related messages (in place); returns the values hidden."""
+    address and related messages, and escape control characters in them
+    (in place); returns the secret values."""
     secrets = frozenset(collect_secrets(project))
-    redact = Redactor(secrets)
-    if not secrets:
-        return secrets
+    redactor = Redactor(secrets)
+
+    def clean(text: str) -> str:
+        return escape_controls(redactor(text))
+
     for f in findings:
-        f.message = redact(f.message)
-        f.address = redact(f.address)
+        f.message = clean(f.message)
+        f.address = clean(f.address)
         if f.related:
-            f.related = tuple(replace(r, message=redact(r.message)) for r in f.related)
+            f.related = tuple(replace(r, message=clean(r.message)) for r in f.related)
     return secrets

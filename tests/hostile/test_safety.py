@@ -292,3 +292,62 @@ def test_every_value_of_a_secret_object_is_secret(tmp_path: Path):
                                        "data: {config: 'export HF_TOKEN=hf_in_a_script_77 && run'}\n"})
     assert collect_secrets(lint_tree(root).project) == {
         "only-in-the-secret-1", "b25seS1iYXNlNjQ=", "hf_in_a_script_77"}
+
+
+# ---------------------------------------------------- output injection ---
+
+EVIL_NAME = 'evil\\n::error file=x.tf,line=1::injected\\e[2J\\e]0;title\\a\\u202ereversed'
+EVIL_JOB = f"""apiVersion: batch/v1
+kind: Job
+metadata:
+  name: "{EVIL_NAME}"
+spec:
+  template:
+    spec:
+      containers:
+        - name: main
+          image: busybox
+          resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+def _injection_tree(root: Path) -> Path:
+    _write(root, {"job.yaml": EVIL_JOB})
+    (root / "a\n::warning::from-a-file-name.yaml").write_text(EVIL_JOB.replace(EVIL_NAME, "plain"))
+    return root
+
+
+def test_control_characters_never_reach_the_output(tmp_path: Path):
+    """An object name or file name with a line break, ESC, BEL or a bidi
+    override: no new output line (in a CI log "::error ..." on its own line
+    is a GitHub Actions workflow command), no terminal control sequence."""
+    root = _injection_tree(tmp_path)
+    settings = Settings(root=root)
+    result = lint_tree(root, settings)
+    assert findings_of(result) == [
+        ("MLC001", "a\\n::warning::from-a-file-name.yaml", 1, 1, "file name contains control characters; not read"),
+        ("MLC204", "job.yaml", 5, 1,
+         "Job evil\\n::error file=x.tf,line=1::injected\\x1b[2J\\x1b]0;title\\x07\\u202ereversed holds 1 GPU with "
+         "no run-time bound; a hung run keeps it until someone notices: set spec.activeDeadlineSeconds"),
+        ("MLC102", "job.yaml", 6, 3,
+         "Job evil\\n::error file=x.tf,line=1::injected\\x1b[2J\\x1b]0;title\\x07\\u202ereversed pod template lacks "
+         "cost labels team, project, cost-center (required-tags); cost allocators read pod labels"),
+    ]
+    for fmt in ("text", "json", "sarif", "github"):
+        out = render(result, settings, fmt, root)
+        assert not [c for c in out if ord(c) < 32 and c != "\n" or 0x7f <= ord(c) <= 0x9f or c == "\u202e"], fmt
+    text = render(result, settings, "text", root).splitlines()
+    assert len(text) == 3 + 1 and not [ln for ln in text if ln.startswith("::")]
+    github = render(result, settings, "github", root).splitlines()
+    assert [ln.split(" ", 1)[0] for ln in github] == ["::error", "::warning", "::warning"]
+
+
+@pytest.mark.xfail(strict=False, reason="integrations engineer (report/full.py): the full format prints the flagged "
+                   "source line raw, control characters (ESC, BEL, bidi overrides) included")
+def test_full_format_source_lines_carry_no_control_characters(tmp_path: Path):
+    root = _write(tmp_path, {"main.tf": 'resource "aws_s3_bucket" "b" { # \x1b]0;pwned\x07\u202e\n  bucket = "b"\n}\n'})
+    settings = Settings(root=root)
+    result = lint_tree(root, settings)
+    assert [f[0] for f in findings_of(result)] == ["MLC101", "MLC303"]
+    out = render(result, settings, "full", root)
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
