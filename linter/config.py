@@ -60,6 +60,10 @@ def _load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not valid UTF-8 at byte {exc.start}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
 
 
 def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
@@ -73,11 +77,17 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
             return own, _load_toml(own)
         pyproject = candidate / "pyproject.toml"
         if pyproject.is_file():
-            data = _load_toml(pyproject)
-            section = data.get("tool", {}).get("mlcost-lint")
+            section = _tool_section(_load_toml(pyproject))
             if section is not None:
                 return pyproject, section
     return None
+
+
+def _tool_section(data: dict[str, Any]) -> Any:
+    """``[tool.mlcost-lint]`` of a pyproject.toml, None when absent (a
+    ``tool`` that is not a table is someone else's problem, not ours)."""
+    tool = data.get("tool")
+    return tool.get("mlcost-lint") if isinstance(tool, dict) else None
 
 
 def validate(raw: Any, source: str) -> None:
@@ -85,7 +95,10 @@ def validate(raw: Any, source: str) -> None:
 
     schema = json.loads((Path(__file__).parent / "config_schema.json").read_text())
     validator = jsonschema.Draft7Validator(schema)
-    errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
+    try:
+        errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
+    except RecursionError:
+        raise ConfigError(f"{source}: invalid config: nested too deeply") from None
     if not errors:
         return
     err = errors[0]
@@ -132,7 +145,8 @@ def load_settings(config_file: Path | None, first_path: Path) -> Settings:
             raise ConfigError(f"{config_file}: config file not found")
         data = _load_toml(config_file)
         if config_file.name == "pyproject.toml":
-            data = data.get("tool", {}).get("mlcost-lint", {})
+            section = _tool_section(data)
+            data = {} if section is None else section
         return settings_from_raw(data, str(config_file), config_file.resolve().parent)
     found = find_config(first_path)
     if found is None:

@@ -111,3 +111,28 @@ def test_bounds_through_the_real_cli(tmp_path: Path):
         "main.tf:3:3: MLC001 [error] Terraform evaluation stopped after 1000 steps (max-evaluation-steps); "
         "remaining values are unknown",
     ]
+
+
+# ------------------------------------------------- hostile config files ---
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    (".mlcost-lint.toml", b"select = " + b"[" * 5000 + b"]" * 5000 + b"\n", "invalid TOML: nested too deeply"),
+    (".mlcost-lint.toml", b"\xff\xfeselect = []\n", "invalid TOML: not valid UTF-8 at byte 0"),
+    ("pyproject.toml", b"\x00\x00", "invalid TOML: Invalid statement (at line 1, column 1)"),
+    (".mlcost-lint.toml", b"select = " + b"[" * 200 + b"]" * 200 + b"\n",
+     "invalid value for 'select.0': expected string, got [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[..."),
+])
+def test_hostile_config_files_are_a_one_line_config_error(name: str, content: bytes, message: str, tmp_path: Path):
+    from mlcost_lint.config import ConfigError
+
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(ConfigError) as err:
+        load_settings(None, tmp_path)
+    assert str(err.value) == f"{tmp_path / name}: {message}"
+
+
+@pytest.mark.parametrize("content", [b"tool = 1\n", b"tool = [1, 2]\n", b"[tool]\nother = 1\n"])
+def test_pyproject_whose_tool_is_not_ours_is_ignored(content: bytes, tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_bytes(content)
+    assert load_settings(None, tmp_path).source is None
+    assert load_settings(tmp_path / "pyproject.toml", tmp_path).max_nesting_depth == 500
