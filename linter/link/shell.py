@@ -36,6 +36,17 @@ class Word:
     text: str
     source: tuple[str, int]
     in_script: bool = False
+    # Where the word is written when that is not the container's command/args
+    # (a script in a ConfigMap, a RayJob ``spec.entrypoint``).
+    origin: Location | None = None
+    # The word as written, when ``text`` is its expansion (``$(NPROC)`` -> "2"),
+    # and what the expansion used ("NPROC=2 in the container env").
+    written: str = ""
+    expanded_from: str = ""
+
+    @property
+    def shown(self) -> str:
+        return self.written or self.text
 
     @property
     def has_expansion(self) -> bool:
@@ -57,12 +68,24 @@ class SimpleCommand:
         return posixpath.basename(self.words[0].text) if self.words else ""
 
 
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """A shell variable set by a script statement (``NPROC=4``, ``export
+    NPROC=4``, ``read NPROC``, ``for NPROC in ...``) before command number
+    ``at``; ``value`` is None when it is not a literal."""
+
+    at: int
+    name: str
+    value: str | None
+
+
 @dataclass(slots=True)
 class Program:
     """Everything a container runs: its simple commands in order."""
 
     commands: list[SimpleCommand] = field(default_factory=list)
     has_control_flow: bool = False
+    assignments: list[Assignment] = field(default_factory=list)
 
 
 def split_script(text: str) -> tuple[list[str | None], bool]:
@@ -228,39 +251,46 @@ def _commands_from_words(words: list[Word], depth: int, program: Program) -> Non
     script_at = _shell_script_index(words)
     if script_at is not None and depth < MAX_SHELL_DEPTH:
         script = words[script_at]
-        tokens, _ok = split_script(script.text)
-        current: list[Word] = []
-        loop_depth = 0
-
-        def end(background: bool) -> None:
-            nonlocal current, loop_depth
-            if current:
-                first = current[0].text
-                if first in _CONTROL:
-                    program.has_control_flow = True
-                    if first in ("for", "while", "until"):
-                        loop_depth += 1
-                    if first == "done":
-                        loop_depth = max(loop_depth - 1, 0)
-                    # "do python x.py" / "then torchrun ...": the command follows the keyword
-                    while current and current[0].text in ("do", "then", "else", "done", "fi"):
-                        current = current[1:]
-                    if not current or current[0].text in ("for", "while", "until", "if", "case"):
-                        current = []
-                        return
-                _add(current, background, loop_depth > 0, depth, program)
-            current = []
-
-        for token in tokens:
-            if token is None:
-                end(False)
-            elif token == "&":
-                end(True)
-            else:
-                current.append(Word(token, script.source, True))
-        end(False)
+        _commands_from_script(script.text, script.source, script.origin, depth, program)
         return
     _add(words, False, False, depth, program)
+
+
+def _commands_from_script(text: str, source: tuple[str, int], origin: Location | None, depth: int,
+                          program: Program) -> None:
+    tokens, _ok = split_script(text)
+    current: list[Word] = []
+    loop_depth = 0
+
+    def end(background: bool) -> None:
+        nonlocal current, loop_depth
+        if current:
+            first = current[0].text
+            if first in _CONTROL:
+                program.has_control_flow = True
+                if first in ("for", "while", "until"):
+                    loop_depth += 1
+                if first == "for" and len(current) > 1:
+                    program.assignments.append(Assignment(len(program.commands), current[1].text, None))
+                if first == "done":
+                    loop_depth = max(loop_depth - 1, 0)
+                # "do python x.py" / "then torchrun ...": the command follows the keyword
+                while current and current[0].text in ("do", "then", "else", "done", "fi"):
+                    current = current[1:]
+                if not current or current[0].text in ("for", "while", "until", "if", "case"):
+                    current = []
+                    return
+            _add(current, background, loop_depth > 0, depth, program)
+        current = []
+
+    for token in tokens:
+        if token is None:
+            end(False)
+        elif token == "&":
+            end(True)
+        else:
+            current.append(Word(token, source, True, origin))
+    end(False)
 
 
 _REDIRECT = re.compile(r"^(?:\d*|&)[<>]{1,2}&?(?:\d+|-)?$")
@@ -283,10 +313,36 @@ def _without_redirections(words: list[Word]) -> list[Word]:
     return out
 
 
+# Builtins whose NAME=value / NAME operands set shell variables.
+_DECLARES = frozenset({"export", "declare", "typeset", "local", "readonly"})
+
+
+def _literal(value: str) -> str | None:
+    return None if ("$" in value or "`" in value) else value
+
+
+def _record_assignments(words: list[Word], program: Program) -> None:
+    at = len(program.commands)
+    name = posixpath.basename(words[0].text) if words else ""
+    if name in _DECLARES:
+        for w in words[1:]:
+            if _ASSIGNMENT.match(w.text):
+                var, _, value = w.text.partition("=")
+                program.assignments.append(Assignment(at, var, _literal(value)))
+    elif name in ("read", "unset", "mapfile", "readarray", "getopts"):
+        for w in words[1:]:
+            if re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", w.text):
+                program.assignments.append(Assignment(at, w.text, None))
+
+
 def _add(words: list[Word], background: bool, in_loop: bool, depth: int, program: Program) -> None:
     stripped, assignments = _strip(_without_redirections(words))
     if not stripped:
+        # A statement of assignments only (``NPROC=4``) sets shell variables.
+        for var, value in assignments.items():
+            program.assignments.append(Assignment(len(program.commands), var, _literal(value)))
         return
+    _record_assignments(stripped, program)
     if _shell_script_index(stripped) is not None and depth < MAX_SHELL_DEPTH:
         _commands_from_words(stripped, depth + 1, program)
         return
@@ -309,5 +365,15 @@ def program_of(container: Container) -> Program:
     return program
 
 
+def program_of_script(text: str, origin: Location, source: tuple[str, int] = ("script", 0)) -> Program:
+    """The simple commands of a shell script read from the scan (a ConfigMap
+    key, a RayJob entrypoint); its words are located at ``origin``."""
+    program = Program()
+    _commands_from_script(text, source, origin, 0, program)
+    return program
+
+
 def word_location(container: Container, word: Word) -> Location:
+    if word.origin is not None:
+        return word.origin
     return container.loc(*word.source)

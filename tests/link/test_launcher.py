@@ -40,7 +40,8 @@ def _launch(command, args=(), gpus=8, kind="Job", image="ghcr.io/acme/train:1", 
      ("tune", 1, None, "tune run (no --nproc_per_node: one process)")),
     (["tune", "run", "--nproc_per_node", "4", "full_finetune_distributed", "--config", "x.yaml"],
      ("tune", 4, None, "tune run --nproc_per_node 4")),
-    (["mpirun", "-np", "4", "python", "t.py"], ("mpirun", UNKNOWN, None, "mpirun")),
+    # A single-pod Job with no hosts: mpirun starts every rank in this pod.
+    (["mpirun", "-np", "4", "python", "t.py"], ("mpirun", 4, 1, "mpirun -np 4")),
     (["python", "-m", "paddle.distributed.launch", "t.py"], ("paddle.distributed.launch".split(".")[0], UNKNOWN, None,
                                                             "python -m paddle.distributed.launch")),
 ])
