@@ -39,6 +39,14 @@ class CloudResource:
     # The provider configuration it uses: "aws", "aws.west" (after module `providers` mapping
     # this is the key inside the resource's own module).
     provider_key: str = ""
+    # Dotted argument path -> addresses of the resources its value is taken from unchanged,
+    # through locals, module variables and outputs: {"bucket": ('aws_s3_bucket.ckpt["a"]',)}.
+    # An instance address where the instance is known, the whole resource
+    # ("aws_s3_bucket.ckpt", "module.m.aws_s3_bucket.x") where it is not; data sources as
+    # "data.TYPE.NAME". Filled by the evaluator (and from a plan's configuration); an
+    # argument that refers to no resource has no entry. Nested block arguments appear
+    # indexed ("rule.0.filter.prefix") and, for the first block, unindexed.
+    references: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def loc(self, attr_path: str | None = None) -> Location:
         if attr_path:

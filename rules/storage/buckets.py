@@ -10,7 +10,8 @@ lifecycle lives in ``azurerm_storage_management_policy`` joined by
 
 Every answer is three-valued: True, False, or None for unknown. A
 configuration resource that cannot be joined to a bucket (its ``bucket`` is a
-module variable, or a computed value the source does not name) may belong to
+module variable without a value, or a computed value that refers to no
+bucket: see ``CloudResource.references``) may belong to
 any bucket of the scan, so it makes every bucket of that cloud uncertain:
 the rules stay silent rather than guess.
 """
@@ -189,13 +190,21 @@ def _rules(owner: CloudResource, attr: str, reader: Callable[[dict], RuleView]) 
 def _join(project: Any, config: CloudResource, attr: str, target_type: str,
           targets: list[CloudResource], name_of: Callable[[CloudResource], Any],
           value_to_name: Callable[[str], str]) -> list[CloudResource] | None:
-    """The buckets a configuration resource applies to; None when unknown."""
+    """The buckets a configuration resource applies to; None when unknown.
+
+    The argument's recorded reference decides (``bucket =
+    aws_s3_bucket.ckpt.id``, through locals, module variables, plans). Only an
+    argument that refers to no bucket resource is matched by name: a literal
+    name (``bucket = "ml-ckpt"``, ``var.bucket_name`` from tfvars) has no
+    reference to record, yet names a bucket of the scan by its ``bucket``
+    argument (or a plan's known ``id``). A reference is never overruled by a
+    name, and a name never joins a value the model could not know."""
     found = referenced(project, config, attr, (target_type,))
-    if found:
+    if found is not None:
         return found
     value = config.attrs.get(attr)
     if not isinstance(value, str):
-        return None    # a computed id the source does not name, or a module variable
+        return None    # a computed value that refers to no bucket of the scan, or a module variable
     wanted = value_to_name(value)
     matches = [t for t in targets if name_of(t) == wanted]
     if matches:

@@ -16,6 +16,7 @@ from typing import Any
 
 from mlcost_lint.model.cloud import CloudResource, ProviderConfig, TerraformModel
 from mlcost_lint.model.core import UNKNOWN, Location, contains_unknown
+from mlcost_lint.model.terraform import refs as R
 from mlcost_lint.model.terraform import tags as T
 from mlcost_lint.model.terraform.evaluator import (
     Budget, BudgetExceeded, Evaluator, Scope, block_references, bounded, references,
@@ -225,6 +226,7 @@ def _tarjan(nodes: list, edges: dict) -> tuple[list, list]:
 class Input:
     value: Any
     from_default: bool      # the value comes (transitively) from a variable default
+    ref: Any = None         # reference shadow (refs.py): the caller's resources it comes from
 
 
 class Build:
@@ -276,11 +278,25 @@ class ModuleInstance:
             "path": {"module": source.dir, "root": root_dir, "cwd": "."},
             "terraform": {"workspace": "default"},
         }
-        self.scope = Scope(self.roots)
+        # Reference shadows of the same names, filled as each value is evaluated.
+        self.var_refs = R.RMap()
+        self.local_refs = R.RMap()
+        self.module_refs = R.RMap()
+        self.output_refs = R.RMap()
+        self.ref_roots: dict[str, Any] = {
+            "var": self.var_refs, "local": self.local_refs, "module": self.module_refs,
+            "data": _data_refs(source, prefix),
+        }
+        self.scope = Scope(self.roots, ref_roots=self.ref_roots)
 
     # -- helpers ------------------------------------------------------------
     def value(self, expr: Any, scope: Scope | None = None, loc: Location | None = None) -> Any:
         """One top-level value (argument, local, output): UNKNOWN on any problem."""
+        return self.value_and_ref(expr, scope, loc)[0]
+
+    def value_and_ref(self, expr: Any, scope: Scope | None = None,
+                      loc: Location | None = None) -> tuple[Any, Any]:
+        """:meth:`value` and its reference shadow (refs.py), from the same evaluation."""
         budget = self.build.budget
         budget.start_value()
         try:
@@ -293,12 +309,12 @@ class ModuleInstance:
                 self.build.diagnostic(where, (
                     f"value needs more than {budget.node_limit} evaluation steps "
                     "(a twentieth of max-evaluation-steps): treated as unknown"))
-            return UNKNOWN
+            return UNKNOWN, None
         if not bounded(result):
             self.build.diagnostic(loc or Location(self.source.dir),
                                   "value is too large to model (over 200000 elements): treated as unknown")
-            return UNKNOWN
-        return result
+            return UNKNOWN, None
+        return result, self.ev.ref
 
     def var_deps(self, expr: Any) -> set[str]:
         deps: set[str] = set()
@@ -315,6 +331,7 @@ class ModuleInstance:
         src = self.source
         for key in src.resource_types:
             self.roots[key] = {}
+            self.ref_roots[key] = R.RMap()
         order = src.order
         i = 0
         while i < len(order):
@@ -339,6 +356,8 @@ class ModuleInstance:
                 raw = given.value
                 if given.from_default:
                     self.defaulted.add(name)
+                if given.ref is not None:
+                    self.var_refs[name] = given.ref
             elif "default" in blk.attributes:
                 raw = self.value(blk.attributes["default"].expr, Scope({}))
                 self.defaulted.add(name)
@@ -376,16 +395,24 @@ class ModuleInstance:
         kind = key[0]
         if kind == "local":
             self.locals[key[1]] = UNKNOWN
+            self.local_refs.pop(key[1], None)
         elif kind == "module":
             self.modules[key[1]] = UNKNOWN
+            self.module_refs.pop(key[1], None)
         elif kind == "resource":
             self.roots[key[1]][key[2]] = UNKNOWN
+            self.ref_roots[key[1]].pop(key[2], None)
 
     def _node(self, key: tuple) -> None:
         kind = key[0]
         if kind == "local":
             attr, path = self.source.locals[key[1]]
-            self.locals[key[1]] = self.value(attr.expr, loc=Location(path, attr.line, attr.column))
+            value, ref = self.value_and_ref(attr.expr, loc=Location(path, attr.line, attr.column))
+            self.locals[key[1]] = value
+            if ref is not None:
+                self.local_refs[key[1]] = ref
+            else:
+                self.local_refs.pop(key[1], None)
         elif kind == "resource":
             self._resource(self.source.decls[key])
         elif kind == "module":
@@ -437,8 +464,9 @@ class ModuleInstance:
         return key, self.providers.get(key)
 
     # -- count / for_each ---------------------------------------------------
-    def instances(self, blk: H.Block, loc: Location) -> tuple[str, list[tuple[Any, dict]]]:
-        """("single"|"count"|"for_each"|"unknown", [(key, names), ...])."""
+    def instances(self, blk: H.Block, loc: Location) -> tuple[str, list[tuple[Any, dict]], Any]:
+        """("single"|"count"|"for_each"|"unknown", [(key, names), ...], for_each's
+        reference shadow: what ``each.value`` of each key refers to)."""
         count_attr = blk.attributes.get("count")
         each_attr = blk.attributes.get("for_each")
         if count_attr is not None:
@@ -448,39 +476,45 @@ class ModuleInstance:
             except EvalError:
                 n = UNKNOWN
             if n is UNKNOWN or not isinstance(n, int) or n < 0:
-                return "unknown", [(UNKNOWN_KEY, {"count": {"index": UNKNOWN}})]
+                return "unknown", [(UNKNOWN_KEY, {"count": {"index": UNKNOWN}})], None
             if n == 0:
                 if self.var_deps(count_attr.expr) & self.defaulted:
-                    return "count", [(0, {"count": {"index": 0}})]
-                return "count", []
+                    return "count", [(0, {"count": {"index": 0}})], None
+                return "count", [], None
             n = min(n, MAX_INSTANCES)
-            return "count", [(i, {"count": {"index": i}}) for i in range(n)]
+            return "count", [(i, {"count": {"index": i}}) for i in range(n)], None
         if each_attr is not None:
-            raw = self.value(each_attr.expr, loc=loc)
+            raw, each_ref = self.value_and_ref(each_attr.expr, loc=loc)
             pairs: list[tuple[str, Any]] | None = None
             if isinstance(raw, dict):
                 pairs = [(k, raw[k]) for k in sorted(raw)]
             elif isinstance(raw, list) and all(isinstance(x, str) for x in raw):
                 pairs = [(k, k) for k in sorted(set(raw))]
             if pairs is None:
-                return "unknown", [(UNKNOWN_KEY, {"each": {"key": UNKNOWN, "value": UNKNOWN}})]
+                return "unknown", [(UNKNOWN_KEY, {"each": {"key": UNKNOWN, "value": UNKNOWN}})], R.any_key(each_ref)
             if not pairs:
                 if self.var_deps(each_attr.expr) & self.defaulted:
-                    return "for_each", [(UNKNOWN_KEY, {"each": {"key": UNKNOWN, "value": UNKNOWN}})]
-                return "for_each", []
-            return "for_each", [(k, {"each": {"key": k, "value": v}}) for k, v in pairs[:MAX_INSTANCES]]
-        return "single", [(None, {})]
+                    return "for_each", [(UNKNOWN_KEY, {"each": {"key": UNKNOWN, "value": UNKNOWN}})], None
+                return "for_each", [], None
+            return "for_each", [(k, {"each": {"key": k, "value": v}}) for k, v in pairs[:MAX_INSTANCES]], each_ref
+        return "single", [(None, {})], None
 
     # -- blocks -------------------------------------------------------------
     def body(self, blk: H.Block, scope: Scope, path: str, prefix: str,
-             top: bool = True) -> tuple[dict, dict]:
-        """Arguments and nested blocks in plan-JSON shape, with locations."""
+             top: bool = True, refs: dict | None = None) -> tuple[dict, dict]:
+        """Arguments and nested blocks in plan-JSON shape, with locations.
+        ``refs`` (when given) receives each argument's referenced resource
+        addresses by dotted path, from the same evaluation."""
         attrs: dict[str, Any] = {}
         locs: dict[str, Location] = {}
         for name, attr in blk.attributes.items():
             if top and name in META_ARGUMENTS:
                 continue
-            attrs[name] = self.value(attr.expr, scope, Location(path, attr.line, attr.column))
+            attrs[name], ref = self.value_and_ref(attr.expr, scope, Location(path, attr.line, attr.column))
+            if ref is not None and refs is not None:
+                addresses = R.tidy(ref)
+                if addresses:
+                    refs[prefix + name] = addresses
             locs[prefix + name] = Location(path, attr.line, attr.column, attr.end_line)
             if isinstance(attr.expr, H.ObjectExpr):
                 _object_locations(attr.expr, path, prefix + name + ".", locs)
@@ -488,13 +522,13 @@ class ModuleInstance:
             if top and sub.type in META_BLOCKS:
                 continue
             if sub.type == "dynamic" and sub.labels:
-                self._dynamic(sub, scope, path, prefix, attrs, locs)
+                self._dynamic(sub, scope, path, prefix, attrs, locs, refs)
                 continue
-            self._add_block(sub.type, sub, scope, path, prefix, attrs, locs)
+            self._add_block(sub.type, sub, scope, path, prefix, attrs, locs, refs)
         return attrs, locs
 
     def _add_block(self, btype: str, sub: H.Block, scope: Scope, path: str, prefix: str,
-                   attrs: dict, locs: dict) -> None:
+                   attrs: dict, locs: dict, refs: dict | None = None) -> None:
         existing = attrs.get(btype)
         if existing is UNKNOWN:
             return
@@ -503,16 +537,22 @@ class ModuleInstance:
         loc = Location(path, sub.line, sub.column, sub.end_line)
         locs.setdefault(prefix + btype, loc)
         locs[f"{prefix}{btype}.{idx}"] = loc
-        inner, inner_locs = self.body(sub, scope, path, f"{prefix}{btype}.{idx}.", top=False)
+        inner_prefix = f"{prefix}{btype}.{idx}."
+        inner_refs: dict | None = {} if refs is not None else None
+        inner, inner_locs = self.body(sub, scope, path, inner_prefix, top=False, refs=inner_refs)
         for k, v in inner_locs.items():
             locs[k] = v
             # unindexed path to the first occurrence: "lifecycle_rule.expiration.days"
-            plain = prefix + btype + "." + k[len(f"{prefix}{btype}.{idx}."):]
+            plain = prefix + btype + "." + k[len(inner_prefix):]
             locs.setdefault(plain, v)
+        if inner_refs:
+            for k, v in inner_refs.items():
+                refs[k] = v
+                refs.setdefault(prefix + btype + "." + k[len(inner_prefix):], v)
         lst.append(inner)
 
     def _dynamic(self, sub: H.Block, scope: Scope, path: str, prefix: str,
-                 attrs: dict, locs: dict) -> None:
+                 attrs: dict, locs: dict, refs: dict | None = None) -> None:
         label = sub.labels[0]
         loc = Location(path, sub.line, sub.column, sub.end_line)
         each = sub.attributes.get("for_each")
@@ -522,7 +562,7 @@ class ModuleInstance:
         content = next((b for b in sub.blocks if b.type == "content"), None)
         if each is None or content is None:
             return
-        coll = self.value(each.expr, scope, loc)
+        coll, coll_ref = self.value_and_ref(each.expr, scope, loc)
         if isinstance(coll, list):
             pairs = list(enumerate(coll))
         elif isinstance(coll, dict):
@@ -533,25 +573,29 @@ class ModuleInstance:
             return
         locs.setdefault(prefix + label, loc)
         for k, v in pairs:
-            inner_scope = scope.child({iterator: {"key": k, "value": v}})
-            self._add_block(label, content, inner_scope, path, prefix, attrs, locs)
+            element_ref = R.get(coll_ref, k)
+            inner_scope = scope.child({iterator: {"key": k, "value": v}},
+                                      {iterator: R.RMap(value=element_ref)} if element_ref is not None else None)
+            self._add_block(label, content, inner_scope, path, prefix, attrs, locs, refs)
         if not pairs:
             attrs.setdefault(label, [])
 
     # -- resources ----------------------------------------------------------
     def _resource(self, d: Decl) -> None:
         loc = d.location
-        mode, insts = self.instances(d.block, loc)
+        mode, insts, each_ref = self.instances(d.block, loc)
         provider_ref, config = self.provider_for(d.block, d.type)
         values: dict[Any, Any] = {}
         made: list[CloudResource] = []
         for key, names in insts:
-            scope = self.scope.child(names) if names else self.scope
-            attrs, locs = self.body(d.block, scope, d.path, "")
+            scope = self.scope.child(names, _each_refs(each_ref, key)) if names else self.scope
+            refs: dict[str, tuple[str, ...]] = {}
+            attrs, locs = self.body(d.block, scope, d.path, "", refs=refs)
             address = self.prefix + f"{d.type}.{d.name}" + instance_suffix(key)
             res = CloudResource(
                 type=d.type, name=d.name, address=address, provider=d.type.split("_", 1)[0],
                 location=loc, attrs=attrs, attr_locations=locs, module_calls=self.calls,
+                references=refs,
             )
             res.provider_key = provider_ref
             apply_region(res, config)
@@ -573,6 +617,8 @@ class ModuleInstance:
             self.roots[d.type][d.name] = {k: values[k] for k, _ in insts}
         else:
             self.roots[d.type][d.name] = UNKNOWN
+        self.ref_roots[d.type][d.name] = _resource_shadow(
+            self.prefix + f"{d.type}.{d.name}", mode, [k for k, _ in insts])
         self.emitted[(d.type, d.name)] = made
         if self.build.emitting:
             self.build.model.resources.extend(made)
@@ -585,26 +631,28 @@ class ModuleInstance:
         loc = d.location
         src_attr = blk.attributes.get("source")
         source = src_attr.expr.value if src_attr is not None and isinstance(src_attr.expr, H.Literal) else None
-        mode, insts = self.instances(blk, loc)
+        mode, insts, each_ref = self.instances(blk, loc)
         child_providers = self._child_providers(blk)
         outputs: dict[Any, Any] = {}
+        output_refs: dict[Any, Any] = {}
         child_dir = None
         if isinstance(source, str) and (source.startswith("./") or source.startswith("../")):
             child_dir = posixpath.normpath(posixpath.join(self.source.dir, source))
         for key, names in insts:
-            scope = self.scope.child(names) if names else self.scope
+            scope = self.scope.child(names, _each_refs(each_ref, key)) if names else self.scope
             inputs: dict[str, Input] = {}
             arg_exprs: dict[str, H.Attribute] = {}
             for name, attr in blk.attributes.items():
                 if name in MODULE_META:
                     continue
-                value = self.value(attr.expr, scope, Location(d.path, attr.line, attr.column))
-                inputs[name] = Input(value, bool(self.var_deps(attr.expr) & self.defaulted))
+                value, ref = self.value_and_ref(attr.expr, scope, Location(d.path, attr.line, attr.column))
+                inputs[name] = Input(value, bool(self.var_deps(attr.expr) & self.defaulted), ref)
                 arg_exprs[name] = attr
             prefix = self.prefix + f"module.{d.name}" + instance_suffix(key)
             calls = self.calls + (loc,)
             if child_dir is not None:
-                outputs[key] = self._local_child(d, child_dir, inputs, child_providers, prefix, calls)
+                outputs[key], output_refs[key] = self._local_child(
+                    d, child_dir, inputs, child_providers, prefix, calls)
             else:
                 made = registry.synthesize(source, inputs, arg_exprs, self, d, prefix, calls, child_providers)
                 if made is not None and self.build.emitting:
@@ -612,26 +660,37 @@ class ModuleInstance:
                 outputs[key] = UNKNOWN
         if mode == "single":
             self.modules[d.name] = outputs.get(None, UNKNOWN)
+            shadow = output_refs.get(None)
         elif mode == "count":
             self.modules[d.name] = [outputs[k] for k, _ in insts]
+            shadow = R.RInstances([output_refs.get(k) for k, _ in insts])
         elif mode == "for_each" and not (insts and insts[0][0] == UNKNOWN_KEY):
             self.modules[d.name] = {k: outputs[k] for k, _ in insts}
+            shadow = R.RInstances({k: output_refs[k] for k, _ in insts if output_refs.get(k) is not None})
         else:
             self.modules[d.name] = UNKNOWN
+            # one evaluation stands for every instance: any key refers to its outputs
+            shadow = R.RInstances({}, output_refs.get(UNKNOWN_KEY)) if output_refs.get(UNKNOWN_KEY) else None
+        if shadow is not None:
+            self.module_refs[d.name] = shadow
+        else:
+            self.module_refs.pop(d.name, None)
 
     def _local_child(self, d: Decl, child_dir: str, inputs: dict, providers: dict,
-                     prefix: str, calls: tuple) -> Any:
+                     prefix: str, calls: tuple) -> tuple[Any, Any]:
+        """The child instance's outputs and their reference shadow."""
         source = self.build.sources.get(child_dir)
         if source is None:
-            return UNKNOWN   # not in the scan: its outputs are unknown
+            return UNKNOWN, None   # not in the scan: its outputs are unknown
         if child_dir in self.stack:
             self.build.diagnostic(d.location, (
                 f"module {d.name!r} is recursive (source {child_dir} is already being evaluated): "
                 "not evaluated again"))
-            return UNKNOWN
+            return UNKNOWN, None
         child = ModuleInstance(self.build, source, inputs, providers, prefix + ".", calls,
                                self.stack + (child_dir,), self.roots["path"]["root"])
-        return child.run()
+        outputs = child.run()
+        return outputs, (child.output_refs or None)
 
     def _child_providers(self, blk: H.Block) -> dict[str, ProviderConfig]:
         # default (unaliased) configurations are inherited; `providers` maps the rest
@@ -648,7 +707,9 @@ class ModuleInstance:
     def _outputs(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name, (attr, path) in self.source.outputs.items():
-            out[name] = self.value(attr.expr, loc=Location(path, attr.line, attr.column))
+            out[name], ref = self.value_and_ref(attr.expr, loc=Location(path, attr.line, attr.column))
+            if ref is not None:
+                self.output_refs[name] = ref
         return out
 
     def cluster_resource(self, expr: Any, value: Any = None) -> CloudResource | None:
@@ -669,6 +730,37 @@ class ModuleInstance:
     def cluster_tags(self, expr: Any, value: Any = None) -> Any:
         cluster = self.cluster_resource(expr, value)
         return cluster.tags if cluster is not None else UNKNOWN
+
+
+def _each_refs(each_ref: Any, key: Any) -> dict | None:
+    """``each.value``'s shadow for one instance of a for_each over references."""
+    if each_ref is None:
+        return None
+    element = R.get(each_ref, key) if key != UNKNOWN_KEY else R.any_key(each_ref)
+    return {"each": R.RMap(value=element)} if element is not None else None
+
+
+def _resource_shadow(base: str, mode: str, keys: list) -> Any:
+    """What a reference to a resource refers to: each instance's address, or
+    the whole resource (``base``) where the instance cannot be known."""
+    whole = frozenset((base,))
+    if mode == "single":
+        return whole
+    if mode == "count":
+        return R.RInstances([frozenset((base + instance_suffix(k),)) for k in keys], whole)
+    if mode == "for_each" and not (keys and keys[0] == UNKNOWN_KEY):
+        return R.RInstances({k: frozenset((base + instance_suffix(k),)) for k in keys}, whole)
+    return whole
+
+
+def _data_refs(source: ModuleSource, prefix: str) -> R.RMap:
+    """``data.TYPE.NAME`` of the module's data sources, by address (data
+    sources are not evaluated: a reference to one names something outside
+    the scan's managed resources)."""
+    out = R.RMap()
+    for d in source.data:
+        out.setdefault(d.type, R.RMap())[d.name] = frozenset((f"{prefix}data.{d.type}.{d.name}",))
+    return out
 
 
 def instance_suffix(key: Any) -> str:
