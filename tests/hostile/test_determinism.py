@@ -60,7 +60,6 @@ def test_every_format_identical_across_jobs_and_cache_states(tree: Path, tmp_pat
     cache = tmp_path / "cache"
     runs = {
         "serial": _outputs(tree, 1, None),
-        "parallel": _outputs(tree, 2, None),
         "cold cache, parallel": _outputs(tree, 2, cache),
         "warm cache, serial": _outputs(tree, 1, cache),
     }
