@@ -323,6 +323,7 @@ class MpiOptions:
     by_node: bool                      # --map-by node / -bynode: round robin over hosts
     hosts: Word | None                 # an option that names hosts / a hostfile
     np_word: Word | None
+    shown: str = ""                    # the count options as written
 
 
 @dataclass(slots=True)
@@ -597,6 +598,7 @@ def parse_mpi(words: list[Word]) -> MpiOptions | None:
     per_node: Maybe[int] | None = None
     by_node = False
     hosts: Word | None = None
+    shown: list[str] = []
     i = 0
     while i < len(words):
         w = words[i]
@@ -612,6 +614,8 @@ def parse_mpi(words: list[Word]) -> MpiOptions | None:
         if name in _MPI_VALUES:
             value_word = w if eq else (words[i + 1] if i + 1 < len(words) else None)
             value = inline if eq else (value_word.text if value_word is not None else None)
+            if name in _MPI_NP or name in _MPI_PER_NODE or name in ("-map-by", "--map-by"):
+                shown.append(_display(w, None if eq or value_word is None else value_word))
             if name in _MPI_NP:
                 np, np_word = count_of(value), value_word
             elif name in _MPI_PER_NODE:
@@ -638,14 +642,14 @@ def parse_mpi(words: list[Word]) -> MpiOptions | None:
             break
         if w.text in _MPI_NP or w.text in _MPI_PER_NODE:
             return None
-    return MpiOptions(np, per_node, by_node, hosts, np_word)
+    return MpiOptions(np, per_node, by_node, hosts, np_word, " ".join(shown))
 
 
 def _mpirun(name: str, first: Word, words: list[Word], ctx: Context) -> Found:
     mpi = parse_mpi(words)
     if mpi is None:
         return Found("mpirun", UNKNOWN, None, first, name, unknown_reason="mpirun options cannot be parsed")
-    shown = name + (f" -np {mpi.np_word.shown}" if mpi.np_word is not None else "")
+    shown = f"{name} {mpi.shown}".rstrip()
     evidence = mpi.np_word or first
 
     def unknown(reason: str) -> Found:
@@ -664,7 +668,7 @@ def _mpirun(name: str, first: Word, words: list[Word], ctx: Context) -> Found:
             return unknown("the count is set at run time")
         return Found("mpirun", mpi.np, 1, evidence, shown, mpi=mpi)
     if mpi.per_node not in (None, UNKNOWN):
-        return Found("mpirun", mpi.per_node, 1, first, name, mpi=mpi)
+        return Found("mpirun", mpi.per_node, 1, first, shown, mpi=mpi)
     return unknown("mpirun without -np starts one rank per core")
 
 

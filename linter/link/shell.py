@@ -11,6 +11,7 @@ that callers can treat it as unknown.
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -88,23 +89,36 @@ class Program:
     assignments: list[Assignment] = field(default_factory=list)
 
 
-def split_script(text: str) -> tuple[list[str | None], bool]:
+def split_script(text: str, starts: list[int] | None = None) -> tuple[list[str | None], bool]:
     """Split a shell script into words; ``None`` marks a command boundary and
     the string "&" a background boundary. Returns (tokens, ok); ok is False
-    when quotes are unbalanced (the words found so far are still returned)."""
+    when quotes are unbalanced (the words found so far are still returned).
+    When ``starts`` is given, the 0-based line each token starts on is
+    appended to it (one entry per token)."""
     tokens: list[str | None] = []
     word: list[str] = []
     in_word = False
+    word_start = 0
     i, n = 0, len(text)
+    newlines = [k for k, c in enumerate(text) if c == "\n"] if starts is not None else []
 
     def flush() -> None:
         nonlocal word, in_word
         if in_word:
             tokens.append("".join(word))
+            if starts is not None:
+                starts.append(bisect.bisect_left(newlines, word_start))
         word, in_word = [], False
+
+    def boundary(token: str | None) -> None:
+        tokens.append(token)
+        if starts is not None:
+            starts.append(bisect.bisect_left(newlines, i))
 
     while i < n:
         ch = text[i]
+        if not in_word:
+            word_start = i
         if ch == "\\":
             if i + 1 < n and text[i + 1] == "\n":   # line continuation
                 i += 2
@@ -184,10 +198,7 @@ def split_script(text: str) -> tuple[list[str | None], bool]:
             continue
         if ch in "\n;|&()":
             flush()
-            if ch == "&" and text[i:i + 2] != "&&":
-                tokens.append("&")
-            else:
-                tokens.append(None)
+            boundary("&" if ch == "&" and text[i:i + 2] != "&&" else None)
             i += 2 if text[i:i + 2] in ("&&", "||", ";;") else 1
             continue
         word.append(ch)
@@ -258,9 +269,12 @@ def _commands_from_words(words: list[Word], depth: int, program: Program) -> Non
 
 def _commands_from_script(text: str, source: tuple[str, int], origin: Location | None, depth: int,
                           program: Program) -> None:
-    tokens, _ok = split_script(text)
+    starts: list[int] = []
+    tokens, _ok = split_script(text, starts)
     current: list[Word] = []
     loop_depth = 0
+    # A multi-line script in a YAML literal block starts on the line after its key.
+    multi_line = origin is not None and "\n" in text.strip("\n")
 
     def end(background: bool) -> None:
         nonlocal current, loop_depth
@@ -283,13 +297,16 @@ def _commands_from_script(text: str, source: tuple[str, int], origin: Location |
             _add(current, background, loop_depth > 0, depth, program)
         current = []
 
-    for token in tokens:
+    for token, line in zip(tokens, starts):
         if token is None:
             end(False)
         elif token == "&":
             end(True)
         else:
-            current.append(Word(token, source, True, origin))
+            where = origin
+            if origin is not None and multi_line:
+                where = Location(origin.path, origin.line + 1 + line, 1)
+            current.append(Word(token, source, True, where))
     end(False)
 
 
