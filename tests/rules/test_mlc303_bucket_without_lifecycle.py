@@ -44,3 +44,37 @@ def test_unresolved_lifecycle_target_is_silent_only_in_its_own_deployment():
     got = triples(lint_dir(BASE, cwd=BASE.parent), CODE)
     assert [p for _, p, _, _ in got] == ["MLC303/positive/azure.tf", "MLC303/positive/gcs.tf",
                                          "MLC303/positive/s3.tf", "MLC303/positive/s3.tf"]
+
+
+# ---------------------------------------------------------------------------
+# Joins through CloudResource.references (fixtures/terraform/references): the
+# buckets' names are known only after apply, so before references were in the
+# model these joins failed (the lifecycle/versioning resources could belong to
+# any bucket and every rule stayed silent on these folders).
+REFS = FIXTURES / "terraform" / "references"
+
+
+def test_lifecycle_joined_across_module_boundary_and_each_value():
+    assert triples(lint_dir(REFS / "modules", cwd=REFS), CODE) == [
+        ('MLC303', 'modules/main.tf', 13, 'S3 bucket aws_s3_bucket.datasets has no lifecycle rule; objects are kept in the hottest class forever; add an aws_s3_bucket_lifecycle_configuration with an enabled rule that expires or transitions objects'),
+    ]
+
+
+def test_lifecycle_joined_in_plan_json():
+    assert triples(lint_dir(REFS / "plan", cwd=REFS), CODE) == [
+        ('MLC303', 'plan/tfplan.json', 23, 'S3 bucket aws_s3_bucket.datasets has no lifecycle rule; objects are kept in the hottest class forever; add an aws_s3_bucket_lifecycle_configuration with an enabled rule that expires or transitions objects'),
+    ]
+
+
+def test_lifecycle_of_a_data_source_bucket_covers_no_bucket_of_the_scan():
+    assert triples(lint_dir(REFS / "external", cwd=REFS), CODE) == [
+        ('MLC303', 'external/main.tf', 26, 'S3 bucket aws_s3_bucket.scratch has no lifecycle rule; objects are kept in the hottest class forever; add an aws_s3_bucket_lifecycle_configuration with an enabled rule that expires or transitions objects'),
+    ]
+
+
+def test_cli_json_plan():
+    result = run_cli("plan", "--format", "json", "--select", CODE, "--no-cache", cwd=REFS)
+    assert result.code == 1, result.err
+    data = json.loads(result.out)
+    findings = data["findings"] if isinstance(data, dict) else data
+    assert [(f["code"], f["path"], f["line"]) for f in findings] == [("MLC303", "plan/tfplan.json", 23)]

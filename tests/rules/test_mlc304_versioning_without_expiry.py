@@ -35,3 +35,29 @@ def test_cli_json():
     findings = data["findings"] if isinstance(data, dict) else data
     got = [(f["code"], f["path"], f["line"]) for f in findings]
     assert got == [(c, p, line) for c, p, line, _ in EXPECTED]
+
+
+# ---------------------------------------------------------------------------
+# Joins through CloudResource.references (fixtures/terraform/references): the
+# buckets' names are known only after apply, so before references were in the
+# model these joins failed (the lifecycle/versioning resources could belong to
+# any bucket and every rule stayed silent on these folders).
+REFS = FIXTURES / "terraform" / "references"
+
+REFS_EXPECTED = [
+    (20, 'S3 bucket aws_s3_bucket.checkpoints has versioning enabled by aws_s3_bucket_versioning.checkpoints but no lifecycle rule expires noncurrent versions; every overwritten object is billed forever; add an enabled lifecycle rule with noncurrent_version_expiration (noncurrent_days)'),
+    (40, 'S3 bucket aws_s3_bucket.shards["eval"] has versioning enabled by aws_s3_bucket_versioning.shards["eval"] but no lifecycle rule expires noncurrent versions; every overwritten object is billed forever; add an enabled lifecycle rule with noncurrent_version_expiration (noncurrent_days)'),
+]
+
+
+def test_versioning_and_lifecycle_joined_across_module_boundary():
+    # shards["train"] gets noncurrent_days = 7 through its module instance: not flagged
+    assert triples(lint_dir(REFS / "modules", cwd=REFS), CODE) == [
+        (CODE, "modules/main.tf", line, message) for line, message in REFS_EXPECTED]
+
+
+def test_versioning_and_lifecycle_joined_in_plan_json():
+    assert triples(lint_dir(REFS / "plan", cwd=REFS), CODE) == [
+        (CODE, "plan/tfplan.json", 86, REFS_EXPECTED[0][1]),
+        (CODE, "plan/tfplan.json", 106, REFS_EXPECTED[1][1]),
+    ]

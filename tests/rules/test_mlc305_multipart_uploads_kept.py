@@ -34,3 +34,22 @@ def test_cli_json():
     findings = data["findings"] if isinstance(data, dict) else data
     got = [(f["code"], f["path"], f["line"]) for f in findings]
     assert got == [(c, p, line) for c, p, line, _ in EXPECTED]
+
+
+# ---------------------------------------------------------------------------
+# Joins through CloudResource.references (fixtures/terraform/references): the
+# buckets' names are known only after apply, so before references were in the
+# model these joins failed (the lifecycle/versioning resources could belong to
+# any bucket and every rule stayed silent on these folders).
+REFS = FIXTURES / "terraform" / "references"
+
+REFS_MESSAGE = 'S3 bucket aws_s3_bucket.checkpoints: no enabled rule of module.checkpoint_lifecycle.aws_s3_bucket_lifecycle_configuration.this aborts incomplete multipart uploads; parts of interrupted checkpoint uploads stay billed; add abort_incomplete_multipart_upload { days_after_initiation = 7 } to an enabled rule'
+
+
+def test_lifecycle_joined_across_module_boundary():
+    assert triples(lint_dir(REFS / "modules", cwd=REFS), CODE) == [
+        (CODE, "modules/modules/lifecycle/main.tf", 19, REFS_MESSAGE)]
+
+
+def test_lifecycle_joined_in_plan_json():
+    assert triples(lint_dir(REFS / "plan", cwd=REFS), CODE) == [(CODE, "plan/tfplan.json", 136, REFS_MESSAGE)]
