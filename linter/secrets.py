@@ -35,9 +35,13 @@ max_tokens is not even a match), or when the name is in
 secret.
 
 Which values are redacted: strings of at least ``MIN_SECRET_LENGTH``
-characters that are not references (``${...}``, ``$(VAR)``, ``{{ }}``) and
-not a boolean/null word or a number; replacing shorter values would garble
-unrelated words in messages. Values from the environment of the linter
+characters that are not references (``${...}``, ``$(VAR)``, ``{{ }}``), not
+a boolean/null word, a number or a placeholder (``PLACEHOLDERS``: secret,
+changeme, ...), and not a short plain word (lowercase letters only, under
+``MIN_WORD_SECRET_LENGTH``). Replacing such values would garble unrelated
+words in every message of the run (``password: secret`` in one example
+file must not turn a Job named ``from-secret`` into ``from-***``); real
+credentials are longer or carry digits and symbols. Values from the environment of the linter
 process are not collected: they never reach a message unless a scanned
 file holds them too.
 """
@@ -50,6 +54,13 @@ from typing import Any, Iterable
 
 REDACTED = "***"
 MIN_SECRET_LENGTH = 6
+MIN_WORD_SECRET_LENGTH = 12
+PLACEHOLDERS = frozenset({
+    "secret", "secrets", "password", "passwd", "changeme", "change-me", "change_me", "changeit", "redacted",
+    "example", "placeholder", "replaceme", "your-token", "your_token", "yourtoken", "your-api-key",
+    "your_api_key", "xxxxxx", "xxxxxxxx", "<token>", "<password>", "token", "apikey", "api-key", "default",
+    "required", "optional", "string", "notset", "unset", "dummy", "testtest",
+})
 
 SECRET_WORDS = frozenset({
     "password", "passwd", "passphrase", "secret", "token", "apikey", "credential", "credentials",
@@ -115,7 +126,10 @@ def is_secret_value(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     text = value.strip()
-    if len(text) < MIN_SECRET_LENGTH or _REFERENCE.search(text) or text.lower() in _PLAIN_WORDS:
+    if len(text) < MIN_SECRET_LENGTH or _REFERENCE.search(text) or text.lower() in _PLAIN_WORDS \
+            or text.lower() in PLACEHOLDERS or set(text.lower()) <= {"x", "*", "-", "_", "."}:
+        return False
+    if len(text) < MIN_WORD_SECRET_LENGTH and text.isalpha() and text.islower():
         return False
     try:
         float(text)

@@ -351,3 +351,28 @@ def test_full_format_source_lines_carry_no_control_characters(tmp_path: Path):
     assert [f[0] for f in findings_of(result)] == ["MLC101", "MLC303"]
     out = render(result, settings, "full", root)
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+
+
+def test_placeholders_and_plain_words_are_not_redacted(tmp_path: Path):
+    """`password: secret` in a tutorial config must not hide every "secret"
+    in the run's messages (a Job named from-secret stays readable)."""
+    root = _write(tmp_path, {
+        "conf/db.yaml": "driver: mysql\nuser: omry\npassword: secret\napi_key: changeme\ntoken: xxxxxxxx\n"
+                        "hub_token: training\n",
+        "k8s/job.yaml": SENTINEL.decode().replace("name: sentinel", "name: from-secret-training"),
+    })
+    result = lint_tree(root)
+    assert collect_secrets(result.project) == set()
+    assert [f.message for f in result.findings if f.code == "MLC204"] == [
+        "Job from-secret-training holds 1 GPU with no run-time bound; a hung run keeps it until someone notices: "
+        "set spec.activeDeadlineSeconds"]
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
+def test_nothing_is_redacted_in_the_fixtures_and_hydra_examples():
+    """No real secrets there: any *** would be over-redaction."""
+    root = FIXTURES.parent.parent
+    result = lint_tree(root, paths=[os.path.relpath(FIXTURES, root),
+                                    os.path.relpath(CORPUS / "facebookresearch__hydra", root)])
+    assert len(result.findings) > 100
+    assert [f.message for f in result.findings if REDACTED in f.message or REDACTED in f.address] == []
