@@ -38,8 +38,12 @@ Helpers for rules (all return None for "not known", never a guess)::
         for reserved capacity (CAPACITY_BLOCK, karpenter reserved, GKE
         reservation, AKS capacity reservation group). None when unknown.
 
-    capacity_of(project, template) -> Capacity
-        The same with the reason: ``Capacity(spot, reserved, reason, location)``.
+    capacity_of(project, template) -> Capacity (model.capacity.TemplateCapacity)
+        The same with the evidence: ``kind`` (SPOT / ON_DEMAND / RESERVED /
+        UNKNOWN), ``evidence`` and ``how`` for messages, the linked GPU
+        ``pools`` and ``related``; ``spot``, ``reserved``, ``reason`` and
+        ``location`` in the link stage's short form. Reserved wins, then spot;
+        where the most specific statement disagrees the answer is unknown.
 
     compute_region_of(project, template, settings) -> tuple[str, str, Location | None] | None
         (region, how, where): the linked pool's region, a
@@ -49,10 +53,10 @@ Helpers for rules (all return None for "not known", never a guess)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from mlcost_lint.config import Settings
+from mlcost_lint.model.capacity import TemplateCapacity, template_capacity
 from mlcost_lint.model.core import Location
 from mlcost_lint.model.kubernetes import PodTemplate
 from mlcost_lint.model.project import Placement, Project
@@ -97,19 +101,19 @@ def node_type_of(project: Project, template: PodTemplate) -> Any:
     return p.node_type if p is not None else None
 
 
-@dataclass(frozen=True, slots=True)
-class Capacity:
-    spot: bool | None
-    reserved: bool
-    reason: str
-    location: Location | None
+# The answer of :func:`capacity_of`: kind (SPOT / ON_DEMAND / RESERVED /
+# UNKNOWN), evidence and how for messages, spot / reserved / reason / location
+# for the link stage's short form.
+Capacity = TemplateCapacity
 
 
-def capacity_of(project: Project, template: PodTemplate) -> Capacity:
-    p = project.links.placement_of(template)
-    if p is None:
-        return Capacity(None, False, "", None)
-    return Capacity(p.spot, p.reserved, p.spot_reason, p.spot_location)
+def capacity_of(project: Project, template: PodTemplate) -> TemplateCapacity:
+    """Spot / on-demand / reserved for a template: its selectors and
+    tolerations and the pool the link stage joined it to, decided once by
+    :func:`mlcost_lint.model.capacity.template_capacity`."""
+    from mlcost_lint.link.pools import linked_pools
+
+    return template_capacity(template, linked_pools(project, template))
 
 
 def spot_of(project: Project, template: PodTemplate) -> bool | None:

@@ -4,13 +4,9 @@ from typing import Iterator
 
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
-from mlcost_lint.rules.compute.gpu_capacity import (
-    RESERVED,
-    capacity_of,
-    format_gpus,
-    gpu_pools,
-    kept_capacity,
-)
+from mlcost_lint.link import capacity_of
+from mlcost_lint.model.capacity import RESERVED, gpu_pools, kept_capacity
+from mlcost_lint.rules.compute.gpu_capacity import format_gpus
 
 # Long-lived Ray kinds (a RayJob's cluster lives only as long as its job).
 RAY_CLUSTER_KINDS = frozenset({"RayCluster", "RayService"})

@@ -5,9 +5,9 @@ from typing import Iterator
 
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.model.capacity import count_value
 from mlcost_lint.rules.compute.gpu_capacity import (
     KUBEFLOW_V1_KINDS,
-    count_value,
     first_written,
     format_gpus,
     job_kind,

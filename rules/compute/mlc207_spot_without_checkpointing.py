@@ -4,13 +4,9 @@ from typing import Iterator
 
 from mlcost_lint.model.core import Related
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
-from mlcost_lint.rules.compute.gpu_capacity import (
-    DISABLED,
-    EPHEMERAL,
-    SPOT,
-    capacity_of,
-    checkpoint_storage,
-)
+from mlcost_lint.link import capacity_of
+from mlcost_lint.model.capacity import SPOT
+from mlcost_lint.rules.compute.gpu_capacity import DISABLED, EPHEMERAL, checkpoint_storage
 
 
 class SpotWithoutCheckpointing(Rule):

@@ -4,12 +4,9 @@ from typing import Iterator
 
 from mlcost_lint.model.core import UNKNOWN, Related
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
-from mlcost_lint.rules.compute.gpu_capacity import (
-    DURABLE,
-    ON_DEMAND,
-    capacity_of,
-    checkpoint_storage,
-)
+from mlcost_lint.link import capacity_of
+from mlcost_lint.model.capacity import ON_DEMAND
+from mlcost_lint.rules.compute.gpu_capacity import DURABLE, checkpoint_storage
 
 
 def _spot_offered(capacity, template) -> bool:

@@ -25,6 +25,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mlcost_lint.model.capacity import pinned_gpu
 from mlcost_lint.model.core import UNKNOWN, Related, is_known
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def container_device(template: "PodTemplate", container: "Container") -> tuple[A
             continue
         kinds.add(next((kind for prefix, kind in _RESOURCE_DEVICE
                         if name == prefix or name.startswith(prefix)), OTHER))
-    gpu = _pinned_gpu(template)
+    gpu = pinned_gpu(template.node_selector)
     if not kinds:
         # No request: the device plugin gives the container no accelerator.
         # Pinned to a GPU node it may still see them (images that set
@@ -110,17 +111,6 @@ def container_device(template: "PodTemplate", container: "Container") -> tuple[A
         if kind in kinds:
             return kind, (gpu if kind == GPU and gpu is not None and not gpu.is_tpu else None)
     return UNKNOWN, None
-
-
-def _pinned_gpu(template: "PodTemplate") -> "GpuModel | None":
-    try:
-        from mlcost_lint.catalogue import Accelerator, from_node_labels
-        found = from_node_labels(template.node_selector or {})
-    except Exception:  # the catalogue must never break a rule
-        return None
-    if found is None:
-        return None
-    return found.gpu if isinstance(found, Accelerator) else found
 
 
 # Frameworks whose device is a Trainer argument under ``trainer:``. A

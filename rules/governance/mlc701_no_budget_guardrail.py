@@ -6,7 +6,7 @@ from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN, Related
 from mlcost_lint.parse import hcl as H
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
-from mlcost_lint.rules.governance.gpu_compute import all_gpu_uses
+from mlcost_lint.model.capacity import all_gpu_uses
 
 
 def _alerting(value: Any, enabled_key: str | None = None) -> bool | None:

@@ -7,7 +7,7 @@ from typing import Any, Iterator
 from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN, Location, Related
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
-from mlcost_lint.rules.governance.gpu_compute import gpu_uses
+from mlcost_lint.model.capacity import gpu_uses, pinned_gpu
 
 # ---------------------------------------------------------------- regions ---
 
@@ -209,12 +209,9 @@ class PolicyViolation(Rule):
                     related=r.related_module_calls(), object_line=r.location.line)
 
     def _kubernetes_gpu_types(self, project, entries: list[str]) -> Iterator[Finding]:
-        from mlcost_lint.catalogue import from_node_labels
-
         for workload in project.kubernetes.workloads:
             for template in workload.gpu_templates():
-                pinned = from_node_labels(template.node_selector) if template.node_selector else None
-                model = getattr(pinned, "gpu", pinned)
+                model = pinned_gpu(template.node_selector)
                 evidence = template.spec_loc("nodeSelector")
                 related: list[Related] = []
                 if model is None:
