@@ -146,6 +146,9 @@ _NOT_LAUNCHES = frozenset({"sleep", "tail", "echo", "cd", "cat", "ls", "pip", "p
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
 # Kinds whose operator injects PET_NPROC_PER_NODE (torchrun's default) into the pods.
 _PET_INJECTING_KINDS = frozenset({"PyTorchJob", "TrainJob"})
+# Env vars those operators append to every container (training-operator setPodEnv,
+# Trainer v2 torch plugin): a value written in the manifest is overridden.
+_OPERATOR_ENV = frozenset({"WORLD_SIZE", "RANK", "MASTER_ADDR", "MASTER_PORT"})
 # Kinds with one pod template: an mpirun without hosts runs its ranks in that pod.
 _SINGLE_POD_KINDS = frozenset({"Pod", "Job", "CronJob", "Deployment", "StatefulSet", "ReplicaSet"})
 # RayJob fields that move the entrypoint off the head node (Ray Jobs docs).
@@ -171,6 +174,7 @@ class Scope:
     container: Container
     parent: "Scope | None" = None
     prefix: dict[str, str] = field(default_factory=dict)   # ``VAR=x cmd`` (the command's own env)
+    operator_env: bool = False       # a PyTorchJob/TrainJob pod: PET_*/WORLD_SIZE/... come from the operator
 
     def _assigned(self, name: str) -> tuple[bool, str | None]:
         hits = [a for a in self.program.assignments if a.name == name and a.at <= self.at]
@@ -195,6 +199,8 @@ class Scope:
         return self.env_var(name)
 
     def env_var(self, name: str) -> tuple[str | None, str]:
+        if self.operator_env and (name.startswith("PET_") or name in _OPERATOR_ENV):
+            return None, ""      # the operator appends its own value, which wins
         env = self.container.env.get(name)
         if env is None or not isinstance(env.value, str) or "$" in env.value:
             return None, ""
@@ -658,7 +664,10 @@ def _mpirun(name: str, first: Word, words: list[Word], ctx: Context) -> Found:
     if mpi.hosts is not None:
         return unknown(f"{mpi.hosts.text} places the ranks on other pods")
     hostfile_env = [n for n in ctx.scope.container.env if _MPI_HOSTFILE_ENV.search(n)]
-    if ctx.workload.kind not in _SINGLE_POD_KINDS or hostfile_env:
+    workload = ctx.workload
+    single_pod = workload.kind in _SINGLE_POD_KINDS and len(workload.templates) == 1 \
+        and not workload.api_version.startswith("batch.volcano.sh")
+    if not single_pod or hostfile_env:
         return unknown("mpirun places the ranks on the hosts of its hostfile")
     # No hosts: every rank runs in this pod.
     if mpi.np is not None:
@@ -819,7 +828,8 @@ def steps_of(program: Program, container: Container, project: Project | None, wo
     for at, command in enumerate(program.commands):
         if not command.words:
             continue
-        scope = Scope(program, at, container, parent, dict(command.assignments))
+        scope = Scope(program, at, container, parent, dict(command.assignments),
+                      workload.kind in _PET_INJECTING_KINDS)
         script = _script_path(command)
         if script is not None:
             written = expand_word(script, scope)
@@ -1037,8 +1047,10 @@ def _mpi_worker_launch(workload: Workload, template: PodTemplate, container: Con
     ranks, reason = mpi.ranks, mpi.reason
     if own is not None:
         ranks, reason = UNKNOWN, f"the worker also runs {own.ranks_text or own.launcher}"
+    # nodes stays None: the Worker replicas already say how many pods there are
+    # (MLC502 words an MPIJob by its GPU pods, not by a launcher's node count).
     return Launch(workload=workload, template=template, container=container, launcher="mpirun",
-                  ranks_per_node=ranks, nodes=mpi.workers, evidence=mpi.evidence, ranks_text=mpi.text,
+                  ranks_per_node=ranks, nodes=None, evidence=mpi.evidence, ranks_text=mpi.text,
                   unknown_reason=reason if ranks is UNKNOWN else "")
 
 

@@ -193,3 +193,20 @@ def test_unread_script_makes_the_count_unknown():
                                 "it also runs scripts/train.sh, which is not in the scan")
     launch = _launch(["bash", "-c", "./run.sh; torchrun --nproc_per_node 2 t.py"])
     assert launch.unknown_reason == "it also runs ./run.sh, which is not in the scan"
+
+
+def test_operator_env_is_not_the_manifest_value():
+    # The training operator appends PET_* to a PyTorchJob's containers; that value wins.
+    launch = _launch(["torchrun", "--nproc_per_node=$(PET_NPROC_PER_NODE)", "t.py"], kind="PyTorchJob",
+                     env={"PET_NPROC_PER_NODE": "2"})
+    assert _summary(launch) == ("torchrun", UNKNOWN, "torchrun --nproc_per_node=$(PET_NPROC_PER_NODE)",
+                                "the count is set at run time")
+
+
+def test_mpirun_in_a_volcano_job_is_not_local():
+    doc = Document("x.yaml", 0, {})
+    c = Container(doc, (), name="m", command=["mpirun", "-np", "2", "python", "t.py"], limits={"nvidia.com/gpu": 4})
+    t = PodTemplate(doc, (), containers=[c])
+    w = Workload(doc, (), kind="Job", api_version="batch.volcano.sh/v1alpha1", name="v", templates=[t])
+    launch = launch_of(w, t, c, program_of(c), [], lambda word: None)
+    assert _summary(launch) == ("mpirun", UNKNOWN, "mpirun -np 2", "mpirun places the ranks on the hosts of its hostfile")

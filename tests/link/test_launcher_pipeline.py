@@ -79,7 +79,7 @@ def test_mpijob_slots_per_worker(tmp_path):
     for slots, np_args, extra, (ranks, text, reason) in cases:
         project = project_of(tmp_path / str(abs(hash((slots, np_args, extra)))),
                              {"mpi.yaml": _mpijob(slots, np_args, extra_spec=extra)})
-        assert _worker(project) == [("hvd", "Worker", "mpirun", ranks, 2, text, reason)], (slots, np_args, extra)
+        assert _worker(project) == [("hvd", "Worker", "mpirun", ranks, None, text, reason)], (slots, np_args, extra)
 
 
 def test_mpijob_worker_with_its_own_launch_is_unknown(tmp_path):
@@ -88,7 +88,7 @@ def test_mpijob_worker_with_its_own_launch_is_unknown(tmp_path):
         "                      image: horovod/horovod:0.28.1\n"
         "                      command: [\"python\", \"/serve_metrics.py\"]\n                      resources:")
     project = project_of(tmp_path, {"mpi.yaml": text})
-    assert _worker(project) == [("hvd", "Worker", "mpirun", UNKNOWN, 2, "mpirun -np 16 on 2 workers x slotsPerWorker: 8",
+    assert _worker(project) == [("hvd", "Worker", "mpirun", UNKNOWN, None, "mpirun -np 16 on 2 workers x slotsPerWorker: 8",
                                  "the worker also runs python /serve_metrics.py")]
 
 
