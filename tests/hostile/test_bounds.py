@@ -136,3 +136,12 @@ def test_pyproject_whose_tool_is_not_ours_is_ignored(content: bytes, tmp_path: P
     (tmp_path / "pyproject.toml").write_bytes(content)
     assert load_settings(None, tmp_path).source is None
     assert load_settings(tmp_path / "pyproject.toml", tmp_path).max_nesting_depth == 500
+
+
+@pytest.mark.xfail(strict=False, reason="Terraform engineer (parse/hcl.py, parse_hcl has no max_depth): "
+                   "max-nesting-depth is not applied to .tf/.tfvars; HCL stops only at its own recursion limit "
+                   "(~300 levels) with 'nesting too deep' at 1:1")
+def test_max_nesting_depth_applies_to_hcl(tmp_path: Path):
+    nested = b"locals {\n  x = " + b"[" * 30 + b"1" + b"]" * 30 + b"\n}\n"
+    root, settings = _project(tmp_path, "max-nesting-depth = 20\n", {"main.tf": nested})
+    assert [f[0] for f in findings_of(lint_tree(root, settings))] == ["MLC001"]
