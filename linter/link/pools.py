@@ -143,7 +143,7 @@ def match_pool(sel: Selector, pool: Pool) -> Match:
 def pool_owned_labels(pool: Pool) -> set[str]:
     """Cloud-set labels a pool would carry with a known value when set
     (absent from ``labels`` means the node does not have them)."""
-    owned = {"cloud.google.com/gke-spot", "cloud.google.com/gke-preemptible"} if pool.cloud == "google" else set()
+    owned = set(pool.spec.scheduling.absent_labels) if pool.spec.scheduling is not None else set()
     if pool.cloud == "google" and pool.guest_accelerator is None and pool.node_type() is None \
             and pool.node_types is not UNKNOWN:
         owned.add("cloud.google.com/gke-accelerator")

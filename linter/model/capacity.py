@@ -206,7 +206,9 @@ class Scheduling:
     taints (``taint_format`` "blocks" for ``{key, value, effect}`` blocks,
     "aks" for ``key=value:Effect`` strings; None: not modelled); ``default_type``:
     the API's node type when none is written; ``capacity_label``: the label
-    the cloud sets on nodes for each capacity kind."""
+    the cloud sets on nodes for each capacity kind; ``absent_labels``:
+    cloud labels the nodes lack unless the pool sets them (a selector
+    asking for one contradicts the pool)."""
 
     cloud: str
     name: str | None
@@ -216,6 +218,7 @@ class Scheduling:
     default_type: str | None = None
     default_type_unless: str | None = None    # no default when this attribute is written
     capacity_label: tuple[str, dict[str, str]] | None = None
+    absent_labels: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,7 +305,8 @@ _GKE_NODE_POOL = PoolSpec(
     # ANY_RESERVATION uses a matching reservation when one has room, else on-demand.
     maybe_reserved=(Marker("node_config.reservation_affinity.consume_reservation_type", ("ANY_RESERVATION",)),),
     scheduling=Scheduling("google", "name", "node_config.labels", "node_config.taint",
-                          default_type="e2-medium"),                          # the GKE default machine type
+                          default_type="e2-medium",                           # the GKE default machine type
+                          absent_labels=("cloud.google.com/gke-spot", "cloud.google.com/gke-preemptible")),
 )
 _AKS_NODE_POOL = PoolSpec(
     kind="AKS node pool",
@@ -645,14 +649,6 @@ def _str_map(value: Any) -> dict[str, Any]:
     return {str(k): v for k, v in value.items()}
 
 
-def _node_types(value: Any) -> list[str] | Any:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return list(value)
-    return UNKNOWN
-
-
 def _schedule(pool: NodePool, sched: Scheduling, block: dict) -> None:
     """Fill what Kubernetes scheduling sees: name, node labels, taints, types."""
     if sched.name is None or (pool.resource.origin == "module-input" and sched.cloud == "aws"):
@@ -663,12 +659,13 @@ def _schedule(pool: NodePool, sched: Scheduling, block: dict) -> None:
         pool.name = block.get(sched.name, UNKNOWN)
     labels = _str_map(pool.get(sched.labels)) if sched.labels else {}
     # Node types: the pool's instance/machine types, else the API default.
-    written = pool.get(pool.spec.instance_types[0]) if pool.spec.instance_types else None
-    if written is None and sched.default_type and not (sched.default_type_unless
-                                                       and block.get(sched.default_type_unless)):
+    if pool.instance_types is None and sched.default_type and not (sched.default_type_unless
+                                                                   and block.get(sched.default_type_unless)):
         pool.node_types = [sched.default_type]
+    elif isinstance(pool.instance_types, list) and pool.instance_types:
+        pool.node_types = pool.instance_types
     else:
-        pool.node_types = _node_types(written)
+        pool.node_types = UNKNOWN
     # An attached GCP accelerator (first block), as the GKE node label shows it.
     guest = pool.get(pool.spec.accelerators) if pool.spec.accelerators else None
     if isinstance(guest, list) and guest and isinstance(guest[0], dict):
@@ -683,12 +680,14 @@ def _schedule(pool: NodePool, sched: Scheduling, block: dict) -> None:
     if sched.cloud == "google" and pool.capacity == SPOT and pool.capacity_attr:
         # node_config.spot -> cloud.google.com/gke-spot, preemptible -> gke-preemptible
         labels.setdefault("cloud.google.com/gke-" + pool.capacity_attr.rsplit(".", 1)[-1], "true")
-    for label in POOL_NAME_LABELS[sched.cloud]:
-        labels.setdefault(label, pool.name)
+    if sched.name is not None:
+        for label in POOL_NAME_LABELS[sched.cloud]:
+            labels.setdefault(label, pool.name)
     if isinstance(pool.node_types, list) and len(pool.node_types) == 1:
         labels.setdefault("node.kubernetes.io/instance-type", pool.node_types[0])
     pool.labels = labels
-    pool.taints = _taints(pool.get(sched.taints), _TAINT_PARSERS[sched.taint_format]) if sched.taints else []
+    # Taints not modelled (set in user data) are unknown.
+    pool.taints = _taints(pool.get(sched.taints), _TAINT_PARSERS[sched.taint_format]) if sched.taints else UNKNOWN
 
 
 def _pool(resource: "CloudResource", spec: PoolSpec, prefix: str, block: dict) -> NodePool:
