@@ -281,6 +281,11 @@ _ASG = PoolSpec(
     spot=(Marker("mixed_instances_policy.instances_distribution.on_demand_percentage_above_base_capacity", (0,)),
           Marker("instance_market_options.market_type", ("spot",))),
     on_demand_by_default=False,   # the launch template (not read) may ask for spot
+    # Self-managed nodes join the cluster without a node-group name or
+    # capacity-type label; their labels and taints come from the launch
+    # template's user data (not read), so only the instance type links them.
+    scheduling=Scheduling("aws", None, None, None,
+                          absent_labels=("eks.amazonaws.com/nodegroup", "eks.amazonaws.com/capacityType")),
 )
 _BATCH = PoolSpec(
     kind="Batch compute environment",
