@@ -5,8 +5,11 @@ Node labels a template asks for: ``nodeSelector`` plus required node
 affinity ``In`` expressions with one value (only when there is a single
 ``nodeSelectorTerm``: several terms are alternatives). A pool offers its
 explicit labels (EKS ``labels``, GKE ``node_config.labels``, AKS
-``node_labels``) and the labels the cloud puts on its nodes (pool name,
-instance type, capacity type, GKE accelerator, region). A pool is linked when
+``node_labels``, a Karpenter NodePool's template labels and single-valued
+requirements) and the labels the cloud puts on its nodes (pool name,
+instance type, capacity type, GKE accelerator, region). Pools are the
+Terraform node groups / pools of :mod:`mlcost_lint.model.capacity` (self-managed
+EKS groups included) and the Karpenter NodePools in the scan. A pool is linked when
 
 1. a selector names it (pool-name label or one of its own labels), nothing
    in the selector contradicts it and the template tolerates its taints; or
@@ -31,11 +34,13 @@ from mlcost_lint.model.capacity import (
     Selector,
     Taint,
     is_cloud_set_label,
+    karpenter_pools,
     node_pools,
     selector_of,
     template_capacity,
 )
 from mlcost_lint.model.core import UNKNOWN, Location
+from mlcost_lint.parse.document import FileKind
 from mlcost_lint.model.kubernetes import PodTemplate, Workload
 from mlcost_lint.model.project import Placement, PoolLink, Project
 from mlcost_lint.link.regions import zone_to_region
@@ -48,10 +53,12 @@ __all__ = ["Pool", "Selector", "selector_of", "pools_of", "link_pools", "linked_
 
 
 def pools_of(project: Project) -> list[NodePool]:
-    """Every node group / pool Kubernetes pods can be scheduled on."""
+    """Every node group / pool Kubernetes pods can be scheduled on: Terraform
+    node groups / pools and Karpenter NodePools in the scan."""
     out: list[NodePool] = []
     for res in project.terraform.resources:
         out.extend(p for p in node_pools(res) if p.schedulable)
+    out.extend(karpenter_pools(doc for f in project.files if f.kind == FileKind.YAML for doc in f.documents))
     return out
 
 
@@ -218,6 +225,11 @@ def place(workload: Workload, template: PodTemplate, result: "LinkResult") -> Pl
         acc = linked.node_accelerator()
         if acc is not None:
             placement.gpu, placement.gpu_how = acc, f"node group/pool {linked.resource.address}"
+        if acc is None and linked.pins_gpu:
+            # A Karpenter NodePool that pins the GPU by family / GPU name, not by type.
+            found_model = catalogue.from_node_labels({k: v for k, v in linked.labels.items() if isinstance(v, str)})
+            if found_model is not None:
+                placement.gpu, placement.gpu_how = found_model, f"node group/pool {linked.resource.address}"
         node = linked.node_type()
         if node is not None:
             placement.node_type, placement.node_type_how = node, f"node group/pool {linked.resource.address}"

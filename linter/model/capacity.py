@@ -63,6 +63,7 @@ POOL_NAME_LABELS: dict[str, tuple[str, ...]] = {
     "aws": ("eks.amazonaws.com/nodegroup",),
     "google": ("cloud.google.com/gke-nodepool",),
     "azurerm": ("kubernetes.azure.com/agentpool", "agentpool"),
+    "karpenter": ("karpenter.sh/nodepool",),
 }
 # Labels the cloud or the node provisioner sets (not chosen by the user):
 # matching one does not identify a pool by itself.
@@ -341,6 +342,20 @@ _GCE_TEMPLATE = PoolSpec(
     reserved=(Marker("reservation_affinity.type", ("SPECIFIC_RESERVATION", "ANY_RESERVATION")),),
 )
 
+# A Karpenter NodePool (karpenter.sh/v1), read by :func:`karpenter_pools` into
+# these flat attributes from spec.template: instance_types (an In requirement on
+# node.kubernetes.io/instance-type), capacity_type (karpenter.sh/capacity-type;
+# absent: on-demand, the AWS provider's default), labels, taints.
+_KARPENTER_NODE_POOL = PoolSpec(
+    kind="Karpenter NodePool",
+    instance_types=("instance_types",),
+    spot=(Marker("capacity_type", ("spot",)),),
+    reserved=(Marker("capacity_type", ("reserved",)),),
+    scheduling=Scheduling("karpenter", "name", "labels", "taints",
+                          capacity_label=("karpenter.sh/capacity-type",
+                                          {SPOT: "spot", ON_DEMAND: "on-demand", RESERVED: "reserved"})),
+)
+
 POOL_SPECS: dict[str, PoolSpec] = {
     "aws_eks_node_group": _EKS_NODE_GROUP,
     "aws_autoscaling_group": _ASG,
@@ -422,6 +437,7 @@ class NodePool:
     node_types: Any = UNKNOWN              # list[str] | UNKNOWN
     guest_accelerator: tuple[str, int] | None = None
     counts_for_rules: bool = True         # see NestedPools.seen_by_rules
+    pins_gpu: bool = False                # labels pin a GPU model (Karpenter instance-family / gpu-name)
 
     # -- attribute access relative to the pool block ----------------------
     def attr(self, path: str) -> str:
@@ -738,6 +754,59 @@ def gpu_pools(project: Any) -> list[NodePool]:
     return out
 
 
+KARPENTER_CAPACITY_LABEL = "karpenter.sh/capacity-type"
+
+
+def karpenter_pools(documents: Iterable[Any]) -> list[NodePool]:
+    """Karpenter NodePool objects (karpenter.sh/*, kind NodePool) among
+    Kubernetes documents, as node pools: nodes carry
+    ``karpenter.sh/nodepool: <name>``, the template's labels, single-valued
+    ``In`` requirements as labels, and the template's taints."""
+    from mlcost_lint.model.kubernetes_build import iter_objects
+
+    out = []
+    for doc in documents:
+        for base, obj in iter_objects(doc):
+            if obj.get("kind") != "NodePool" or not str(obj.get("apiVersion")).startswith("karpenter.sh/"):
+                continue
+            out.append(_karpenter_pool(doc, base, obj))
+    return out
+
+
+def _karpenter_pool(doc: Any, base: tuple, obj: dict) -> NodePool:
+    name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
+    template = obj.get("spec", {}).get("template") if isinstance(obj.get("spec"), dict) else None
+    template = template if isinstance(template, dict) else {}
+    meta, spec = template.get("metadata"), template.get("spec")
+    meta = meta if isinstance(meta, dict) else {}
+    spec = spec if isinstance(spec, dict) else {}
+    attrs: dict[str, Any] = {"name": name if isinstance(name, str) else UNKNOWN,
+                             "labels": dict(_str_map(meta.get("labels")))}
+    locs: dict[str, Location] = {}
+    requirements = spec.get("requirements")
+    for i, req in enumerate(requirements if isinstance(requirements, list) else []):
+        if not isinstance(req, dict) or not isinstance(req.get("key"), str):
+            continue
+        key, op, values = req["key"], req.get("operator"), req.get("values")
+        known = op == "In" and isinstance(values, list) and values and all(isinstance(v, str) for v in values)
+        where = doc.location(base + ("spec", "template", "spec", "requirements", i))
+        if key in INSTANCE_TYPE_LABELS:
+            attrs["instance_types"], locs["instance_types"] = (list(values) if known else UNKNOWN), where
+        elif key == KARPENTER_CAPACITY_LABEL:
+            attrs["capacity_type"] = values[0] if known and len(values) == 1 else UNKNOWN
+            locs["capacity_type"] = where
+        elif known and len(values) == 1:
+            attrs["labels"].setdefault(key, values[0])
+    taints = spec.get("taints")
+    attrs["taints"] = taints if isinstance(taints, list) else (None if taints is None else UNKNOWN)
+    resource = CloudResource(type="karpenter.sh/NodePool", name=str(attrs["name"]),
+                             address=f"NodePool/{attrs['name']}", provider="kubernetes",
+                             location=doc.location(base), attrs=attrs, attr_locations=locs, origin="kubernetes")
+    pool = _pool(resource, _KARPENTER_NODE_POOL, "", attrs)
+    pool.pins_gpu = pool.is_gpu or pinned_gpu(pool.labels) is not None
+    return pool
+
+
 # ------------------------------------------------------ kept capacity ---
 
 
@@ -929,17 +998,21 @@ def template_capacity(template: "PodTemplate", linked: Iterable[tuple[NodePool, 
     required, tolerated = _template_evidence(template, selector_of(template))
     pooled: list[Evidence] = []
     pools: list[NodePool] = []
+    counted_pools: list[NodePool] = []
     related: list[Related] = []
     for pool, where, how in linked:
         text = f"{how} -> {pool.spec.kind} {pool.address}, {pool.capacity_state()}"
         pooled.append(Evidence(pool.capacity, where, text, f"{pool.capacity_reason()} on {pool.address}", "pool",
                                pool, pool.loc(pool.capacity_attr)))
-        if not pool.is_gpu or not pool.counts_for_rules:
+        if not (pool.is_gpu or pool.pins_gpu) or not pool.counts_for_rules:
+            continue
+        counted_pools.append(pool)
+        if not pool.is_gpu:
             continue
         pools.append(pool)
         related.append(Related(pool.loc(pool.capacity_attr), f"{pool.spec.kind} {pool.address}"
                                f" ({pool.capacity if pool.capacity is not UNKNOWN else 'capacity unknown'})"))
-    counted = required + tolerated + [e for e in pooled if e.pool in pools]
+    counted = required + tolerated + [e for e in pooled if e.pool in counted_pools]
     kind: Maybe[str] = UNKNOWN
     decisive: Evidence | None = None
     for wanted in (RESERVED, SPOT):

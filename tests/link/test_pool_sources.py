@@ -73,3 +73,55 @@ def test_self_managed_spot_reason(self_managed):
     assert cap.how.endswith('-> autoscaling group module.eks.self_managed_node_groups["p4d"], '
                             "spot: instance_market_options.market_type = spot")
     assert node_type_of(self_managed, t).name == "p4d.24xlarge"
+
+
+@pytest.fixture(scope="module")
+def karpenter():
+    return _project("karpenter")
+
+
+def test_karpenter_nodepool_links_by_name_with_capacity_and_gpu(karpenter):
+    got = _placements(karpenter)
+    assert got["sft-spot"] == ([("NodePool/gpu-spot", "nodeSelector karpenter.sh/nodepool=gpu-spot", 11)],
+                               SPOT, "g5.12xlarge")
+    # Reserved capacity; the GPU from karpenter.k8s.aws/instance-family (p4d: A100 40 GB).
+    assert got["pretrain-reserved"] == (
+        [("NodePool/a100-reserved", "nodeSelector karpenter.sh/nodepool=a100-reserved", 53)], RESERVED, "A100-40")
+    # capacity-type In [spot, on-demand]: either may run, so unknown; GPU from instance-gpu-name.
+    assert got["eval-l4"] == ([("NodePool/l4-default", "nodeSelector karpenter.sh/nodepool=l4-default", 71)],
+                              UNKNOWN_KIND, "L4")
+
+
+def test_karpenter_taints_must_be_tolerated(karpenter):
+    assert _placements(karpenter)["untolerated"] == ([], UNKNOWN_KIND, None)
+
+
+def test_karpenter_capacity_evidence(karpenter):
+    t = next(w for w in karpenter.kubernetes.workloads if w.name == "sft-spot").templates[0]
+    cap = capacity_of(karpenter, t)
+    assert cap.how == ("nodeSelector karpenter.sh/nodepool=gpu-spot -> Karpenter NodePool NodePool/gpu-spot, "
+                       "spot: capacity_type = spot")
+    assert [(r.location.path, r.location.line, r.message) for r in cap.related] == [
+        ("karpenter/nodepools.yaml", 19, "Karpenter NodePool NodePool/gpu-spot (spot)")]
+
+
+def test_karpenter_absent_capacity_type_is_on_demand(tmp_path):
+    from link_helpers import job, project_of
+
+    nodepool = """
+    apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata:
+      name: gpu
+    spec:
+      template:
+        spec:
+          requirements:
+            - key: node.kubernetes.io/instance-type
+              operator: In
+              values: ["g6.xlarge"]
+    """
+    p = project_of(tmp_path, {"k8s/np.yaml": nodepool, "k8s/job.yaml": job(
+        ["python", "t.py"], gpus=1, extra_spec="nodeSelector:\n  karpenter.sh/nodepool: gpu\n")})
+    t = p.kubernetes.workloads[0].templates[0]
+    assert (capacity_of(p, t).kind, gpu_of(p, t).name) == (ON_DEMAND, "g6.xlarge")
