@@ -376,3 +376,18 @@ def test_nothing_is_redacted_in_the_fixtures_and_hydra_examples():
                                     os.path.relpath(CORPUS / "facebookresearch__hydra", root)])
     assert len(result.findings) > 100
     assert [f.message for f in result.findings if REDACTED in f.message or REDACTED in f.address] == []
+
+
+def test_form_feed_in_a_for_each_key_stays_on_one_line(tmp_path: Path):
+    """Found by bench/fuzz.py (terraform target): a for_each key with a form
+    feed went raw into the address and message, and splitlines() readers of
+    the text and GitHub output saw two lines."""
+    root = _write(tmp_path, {"infra/main.tf": 'resource "aws_batch_compute_environment" "a" {\n'
+                                              '  for_each = ["\\u000c", "\\u2028"]\n}\n'})
+    settings = Settings(root=root)
+    result = lint_tree(root, settings)
+    assert sorted(f.address for f in result.findings) == [
+        'aws_batch_compute_environment.a["\\u2028"]', 'aws_batch_compute_environment.a["\\x0c"]']
+    for fmt in ("text", "github"):
+        out = render(result, settings, fmt, root)
+        assert len(out.splitlines()) == len(result.findings) + (fmt == "text"), fmt
