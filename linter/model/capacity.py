@@ -1041,7 +1041,9 @@ GPU_COMPUTE: dict[str, tuple[tuple[str, str], ...]] = {
     "aws_launch_template": (("instance_type", "instance"),),
     "aws_launch_configuration": (("instance_type", "instance"),),
     "aws_eks_node_group": (("instance_types", "instance"),),
-    "aws_autoscaling_group": (("mixed_instances_policy.launch_template.override.instance_type", "instance"),),
+    # instance_type: self-managed node groups read from the EKS module's inputs.
+    "aws_autoscaling_group": (("mixed_instances_policy.launch_template.override.instance_type", "instance"),
+                              ("instance_type", "instance")),
     "aws_batch_compute_environment": (("compute_resources.instance_type", "instance"),),
     "aws_sagemaker_notebook_instance": (("instance_type", "instance"),),
     "aws_sagemaker_endpoint_configuration": (("production_variants.instance_type", "instance"),),
