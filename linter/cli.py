@@ -279,7 +279,7 @@ def _emit(run: _Run, rules: list[Any], fmt: str, output: str | None, statistics:
     no_color = bool(os.environ.get("NO_COLOR"))
     color = fmt in ("text", "full") and output is None and sys.stdout.isatty() and not no_color
     data = ReportInput(findings=run.findings, rules=rules, files_scanned=run.files_reported, color=color,
-                       fixable=fixable)
+                       fixable=fixable, secrets=run.result.secrets)
     if statistics:
         from mlcost_lint.report.statistics import render_json, render_text
 

@@ -41,6 +41,9 @@ class ReportInput:
     read_source: Callable[[str], list[str] | None] = read_source_lines
     # id() of findings that `--fix` can fix (shown as [*], like ruff).
     fixable: frozenset[int] = frozenset()
+    # Secret values of the project (LintResult.secrets): reporters that print
+    # source text hide them, as finding messages already are.
+    secrets: frozenset[str] = frozenset()
 
 
 def fingerprints(findings: list[Finding]) -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from itertools import groupby
+from typing import Callable
 
 from mlcost_lint.report import ReportInput
 from mlcost_lint.report.text import BOLD, COLORS, DIM, RESET, summary_line
@@ -43,8 +44,14 @@ def _expand(line: str, column: int) -> tuple[str, int]:
     return line.expandtabs(_TAB), len(prefix)
 
 
-def _caret(line: str, column: int) -> tuple[str, int, int]:
-    shown, start = _expand(line, column)
+def _caret(line: str, column: int, clean: Callable[[str], str]) -> tuple[str, int, int]:
+    """The line as shown (tabs expanded, secrets hidden, control characters
+    escaped) and where the caret run starts and how wide it is. The text
+    before and from the column are cleaned apart so the caret stays under
+    the flagged token."""
+    cut = max(column - 1, 0)
+    head, tail = clean(line[:cut]), clean(line[cut:])
+    shown, start = _expand(head + tail, len(head) + 1)
     start = min(start, len(shown))
     match = _TOKEN.match(shown, start)
     width = max(len(match.group(0)) if match else 1, 1)
@@ -52,6 +59,13 @@ def _caret(line: str, column: int) -> tuple[str, int, int]:
 
 
 def render(data: ReportInput) -> str:
+    from mlcost_lint.secrets import Redactor, escape_controls
+
+    redact = Redactor(data.secrets)
+
+    def clean(text: str) -> str:
+        return escape_controls(redact(text))
+
     paint = _Paint(data.color)
     names = {r.code: r for r in data.rules}
     counts = {"error": 0, "warning": 0, "note": 0}
@@ -73,7 +87,7 @@ def render(data: ReportInput) -> str:
             gutter = len(str(f.location.line))
             pad = " " * (gutter + 3)
             if source is not None and 1 <= f.location.line <= len(source):
-                shown, start, width = _caret(source[f.location.line - 1], f.location.column)
+                shown, start, width = _caret(source[f.location.line - 1], f.location.column, clean)
                 bar = paint("|", DIM)
                 out.append(f"{pad}{bar}")
                 out.append(f"  {paint(str(f.location.line), DIM)} {bar} {shown.rstrip()}")
