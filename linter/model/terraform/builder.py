@@ -588,7 +588,8 @@ class ModuleInstance:
         values: dict[Any, Any] = {}
         made: list[CloudResource] = []
         for key, names in insts:
-            scope = self.scope.child(names, _each_refs(each_ref, key)) if names else self.scope
+            scope = self.scope.child(names, _each_refs(each_ref, key) if each_ref is not None else None) \
+                if names else self.scope
             refs: dict[str, tuple[str, ...]] = {}
             attrs, locs = self.body(d.block, scope, d.path, "", refs=refs)
             address = self.prefix + f"{d.type}.{d.name}" + instance_suffix(key)
@@ -639,7 +640,8 @@ class ModuleInstance:
         if isinstance(source, str) and (source.startswith("./") or source.startswith("../")):
             child_dir = posixpath.normpath(posixpath.join(self.source.dir, source))
         for key, names in insts:
-            scope = self.scope.child(names, _each_refs(each_ref, key)) if names else self.scope
+            scope = self.scope.child(names, _each_refs(each_ref, key) if each_ref is not None else None) \
+                if names else self.scope
             inputs: dict[str, Input] = {}
             arg_exprs: dict[str, H.Attribute] = {}
             for name, attr in blk.attributes.items():

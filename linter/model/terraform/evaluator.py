@@ -114,7 +114,7 @@ class Scope:
         merged = dict(self.names)
         merged.update(extra)
         ref_names = self.ref_names
-        if extra_refs or any(k in ref_names for k in extra):
+        if extra_refs or (ref_names and not ref_names.keys().isdisjoint(extra)):
             ref_names = dict(ref_names)
             for k in extra:
                 ref_names.pop(k, None)   # a new binding hides the outer one's shadow
@@ -269,8 +269,13 @@ class Evaluator:
             value = self.eval(e.source, scope)
             ref = self.ref
         else:
-            value = scope.lookup(e.root)
-            ref = scope.lookup_ref(e.root)
+            root = e.root
+            value = scope.lookup(root)
+            ref = scope.ref_names.get(root) if root in scope.names else scope.ref_roots.get(root)
+            # var.x / local.x without a resource behind them: the plain path
+            if ref is not None and type(ref) is R.RMap and e.steps and type(e.steps[0]) is H.GetAttr \
+                    and e.steps[0].name not in ref:
+                ref = None
         if ref is None:
             value = self.apply_steps(value, e.steps, scope)
             self.ref = None
