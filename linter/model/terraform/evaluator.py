@@ -4,6 +4,10 @@ Every value the evaluator cannot know is UNKNOWN. An expression Terraform
 would reject raises :class:`EvalError` inside (so ``try``/``can`` work) and
 becomes UNKNOWN at the top (:meth:`Evaluator.evaluate`). A shared step
 budget stops exponential constructs.
+
+Beside each value the evaluator leaves, in ``Evaluator.ref``, the resources
+the value is taken from unchanged (a reference shadow, see :mod:`refs`):
+computed in the same pass, it becomes ``CloudResource.references``.
 """
 
 from __future__ import annotations
@@ -405,7 +409,20 @@ class Evaluator:
 
     def _branch_ref(self, expr: Any, scope: Scope) -> Any:
         """The shadow of a branch whose value is not needed; a branch that
-        fails (``aws_s3_bucket.x[0]`` with count 0) refers to nothing."""
+        fails (``aws_s3_bucket.x[0]`` with count 0) refers to nothing. Only
+        reference-shaped branches are evaluated (a traversal, ``try``/``coalesce``,
+        a nested conditional), so an unknown condition never pays for building
+        a large value nobody reads."""
+        while type(expr) is H.Parenthesis:
+            expr = expr.expr
+        t = type(expr)
+        if t is H.Template and len(expr.parts) == 1 and type(expr.parts[0]) is not str:
+            t = type(expr.parts[0])
+        if t is H.FunctionCall:
+            if expr.name != "try" and expr.name not in _PASS_THROUGH:
+                return None
+        elif t not in (H.Traversal, H.Conditional):
+            return None
         try:
             self.eval(expr, scope)
         except (EvalError, ArithmeticError, ValueError, TypeError, KeyError, IndexError):
