@@ -64,7 +64,8 @@ def render(data: ReportInput) -> str:
     redact = Redactor(data.secrets)
 
     def clean(text: str) -> str:
-        return escape_controls(redact(text))
+        # Tabs are expanded for display, not escaped like other controls.
+        return "\t".join(escape_controls(part) for part in redact(text).split("\t"))
 
     paint = _Paint(data.color)
     names = {r.code: r for r in data.rules}
