@@ -65,6 +65,25 @@ def artifact_uri(path: str) -> str:
     return quote(clean, safe="/-._~")
 
 
+def _escapes(path: str) -> bool:
+    clean = path.replace("\\", "/")
+    return clean.startswith("/") or clean == ".." or clean.startswith("../") or "/../" in clean
+
+
+def uri_rebaser(paths: set[str]) -> Callable[[str], str]:
+    """Display paths are relative to the working directory; when a scanned
+    path lies outside it (``mlcost-lint ../infra``) a ``../`` URI would
+    escape %SRCROOT%. Then every path is written relative to the deepest
+    folder holding all of them, which becomes %SRCROOT%."""
+    if not any(_escapes(p) for p in paths):
+        return lambda p: p
+    import os
+
+    absolute = {p: os.path.abspath(p) for p in paths}
+    base = os.path.commonpath([os.path.dirname(a) for a in absolute.values()]) if absolute else os.getcwd()
+    return lambda p: os.path.relpath(absolute.get(p) or os.path.abspath(p), base).replace(os.sep, "/")
+
+
 def help_uri(rule: type[Rule]) -> str:
     return f"{DOCS_URL}#{rule.code.lower()}-{rule.name}"
 
@@ -120,8 +139,10 @@ class _Regions:
     (source read again only for files with findings); a multi-line region
     ends at the end of its last line."""
 
-    def __init__(self, read_source: Callable[[str], list[str] | None]) -> None:
+    def __init__(self, read_source: Callable[[str], list[str] | None],
+                 rebase: Callable[[str], str] = lambda p: p) -> None:
         self.read_source = read_source
+        self.rebase = rebase
         self.cache: dict[str, list[str] | None] = {}
 
     def lines(self, path: str) -> list[str] | None:
@@ -146,7 +167,7 @@ class _Regions:
 
     def physical(self, path: str, line: int, column: int, end_line: int | None = None) -> om.PhysicalLocation:
         return om.PhysicalLocation(
-            artifact_location=om.ArtifactLocation(uri=artifact_uri(path), uri_base_id="%SRCROOT%"),
+            artifact_location=om.ArtifactLocation(uri=artifact_uri(self.rebase(path)), uri_base_id="%SRCROOT%"),
             region=self.region(path, line, column, end_line),
         )
 
@@ -154,7 +175,8 @@ class _Regions:
 def build_log(data: ReportInput) -> om.SarifLog:
     rules = sorted(data.rules, key=lambda r: r.code)
     index = {r.code: i for i, r in enumerate(rules)}
-    regions = _Regions(data.read_source)
+    paths = {f.location.path for f in data.findings} | {r.location.path for f in data.findings for r in f.related}
+    regions = _Regions(data.read_source, uri_rebaser(paths))
     results = []
     for f, fp in zip(data.findings, fingerprints(data.findings)):
         related = [
