@@ -97,9 +97,21 @@ class ProviderConfig:
 
 
 @dataclass(slots=True)
+class ModuleCall:
+    """A `module` block as written (once, whatever its count/for_each): rules
+    that care about modules whose resources are not in the model (remote
+    sources) read these instead of the parse tree."""
+
+    address: str                   # "module.budgets" (with parent module prefixes)
+    source: str | None             # the literal source, None when not a literal
+    location: Location
+
+
+@dataclass(slots=True)
 class TerraformModel:
     resources: list[CloudResource] = field(default_factory=list)
     providers: list[ProviderConfig] = field(default_factory=list)
+    module_calls: list[ModuleCall] = field(default_factory=list)
     # Problems evaluation hit (cycles, step limit): reported as MLC001 by path.
     diagnostics: list[tuple[Location, str]] = field(default_factory=list)
 
@@ -112,4 +124,4 @@ def resource_provider(resource_type: str) -> str:
     return resource_type.split("_", 1)[0]
 
 
-__all__ = ["CloudResource", "ProviderConfig", "TerraformModel", "resource_provider", "Unknown"]
+__all__ = ["CloudResource", "ModuleCall", "ProviderConfig", "TerraformModel", "resource_provider", "Unknown"]

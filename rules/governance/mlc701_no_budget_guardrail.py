@@ -4,7 +4,6 @@ from typing import Any, Iterator
 
 from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN, Related
-from mlcost_lint.parse import hcl as H
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
 from mlcost_lint.model.capacity import all_gpu_uses
 
@@ -58,23 +57,8 @@ def budget_alert(r: CloudResource) -> bool | None:
 def _budget_modules(project) -> list[str]:
     """Module calls whose source names a budget module (e.g. a registry
     budgets module): their resources are not in the model, so a budget may hide there."""
-    out = []
-    for pf in project.files:
-        body = getattr(pf, "hcl", None)
-        if not isinstance(body, H.HclBody):
-            continue
-        for block in body.blocks:
-            if block.type != "module":
-                continue
-            source = block.attributes.get("source")
-            text = ""
-            if source is not None and isinstance(source.expr, H.Template):
-                text = "".join(p for p in source.expr.parts if isinstance(p, str))
-            elif source is not None and isinstance(source.expr, H.Literal):
-                text = str(source.expr.value)
-            if "budget" in text.lower():
-                out.append(text)
-    return out
+    return [call.source for call in project.terraform.module_calls
+            if call.source is not None and "budget" in call.source.lower()]
 
 
 class NoBudgetGuardrail(Rule):

@@ -14,7 +14,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlcost_lint.model.cloud import CloudResource, ProviderConfig, TerraformModel
+from mlcost_lint.model.cloud import CloudResource, ModuleCall, ProviderConfig, TerraformModel
 from mlcost_lint.model.core import UNKNOWN, Location, contains_unknown
 from mlcost_lint.model.terraform import refs as R
 from mlcost_lint.model.terraform import tags as T
@@ -634,6 +634,9 @@ class ModuleInstance:
         source = src_attr.expr.value if src_attr is not None and isinstance(src_attr.expr, H.Literal) else None
         mode, insts, each_ref = self.instances(blk, loc)
         child_providers = self._child_providers(blk)
+        if self.build.emitting:
+            self.build.model.module_calls.append(ModuleCall(
+                self.prefix + f"module.{d.name}", source if isinstance(source, str) else None, loc))
         outputs: dict[Any, Any] = {}
         output_refs: dict[Any, Any] = {}
         child_dir = None
