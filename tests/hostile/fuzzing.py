@@ -86,7 +86,8 @@ def render(result: LintResult, settings: Settings, fmt: str, root: Path) -> str:
     from mlcost_lint.report import ReportInput, renderer
 
     files = sum(1 for pf in result.files if pf.path and not pf.skipped_reason)
-    data = ReportInput(findings=result.findings, rules=selected_rules(settings), files_scanned=files)
+    data = ReportInput(findings=result.findings, rules=selected_rules(settings), files_scanned=files,
+                       secrets=result.secrets)
     with chdir(root):
         return renderer(fmt)(data)
 

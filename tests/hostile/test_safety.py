@@ -175,9 +175,6 @@ def test_findings_never_print_a_secret_in_any_format(tmp_path: Path):
     assert all(REDACTED not in f.location.path for f in result.findings)
 
 
-@pytest.mark.xfail(strict=False, reason="integrations engineer (report/full.py): the full format prints the "
-                   "flagged source line from disk, secret values included; apply mlcost_lint.secrets.Redactor"
-                   "(LintResult.secrets) to each source line")
 def test_full_format_source_lines_are_redacted(tmp_path: Path):
     root = _write(tmp_path, SECRET_PROJECT)
     settings = Settings(root=root)
@@ -272,8 +269,6 @@ def test_sarif_uris_are_relative_normalised_and_percent_encoded(tmp_path: Path):
     assert str(tmp_path) not in json.dumps(log)
 
 
-@pytest.mark.xfail(strict=False, reason="integrations engineer (report/sarif.py artifact_uri): a path outside the "
-                   "working directory gives a '../' URI that escapes %SRCROOT%")
 def test_sarif_uris_never_escape_srcroot(tmp_path: Path):
     (tmp_path / "proj" / "k8s").mkdir(parents=True)
     (tmp_path / "proj" / "k8s" / "job.yaml").write_bytes(SENTINEL_JOB)
@@ -342,8 +337,6 @@ def test_control_characters_never_reach_the_output(tmp_path: Path):
     assert [ln.split(" ", 1)[0] for ln in github] == ["::error", "::warning", "::warning"]
 
 
-@pytest.mark.xfail(strict=False, reason="integrations engineer (report/full.py): the full format prints the flagged "
-                   "source line raw, control characters (ESC, BEL, bidi overrides) included")
 def test_full_format_source_lines_carry_no_control_characters(tmp_path: Path):
     root = _write(tmp_path, {"main.tf": 'resource "aws_s3_bucket" "b" { # \x1b]0;pwned\x07\u202e\n  bucket = "b"\n}\n'})
     settings = Settings(root=root)
