@@ -378,8 +378,8 @@ def _azure(project: Any, resources: list[CloudResource]) -> list[Bucket]:
         b = Bucket(r, "azure")
         if kind is UNKNOWN:
             b.lifecycle_uncertain = True
-        elif kind not in _AZURE_LIFECYCLE_KINDS:
-            continue
+        elif not isinstance(kind, str) or kind not in _AZURE_LIFECYCLE_KINDS:
+            continue  # a kind that is not a string is not a valid account kind
         props = _blocks(r.attrs.get("blob_properties"))
         if props is None:
             b.versioning = None

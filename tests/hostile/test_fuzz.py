@@ -81,18 +81,14 @@ def test_byte_mutations_of_whole_demo_project(seed, tmp_path):
     assert outcome.ok, "\n".join(outcome.problems)
 
 
-# Defects bench/fuzz.py found in code owned by others (shrunk reproducers).
+# Defects bench/fuzz.py found (shrunk reproducers), now fixed: kept as regressions.
 
-@pytest.mark.xfail(strict=False, reason="Terraform engineer (model/terraform/builder.py _add_block): an attribute "
-                   "set to null and a block of the same name -> TypeError len(None); Terraform rules skipped")
 def test_attribute_null_and_block_of_the_same_name(tmp_path):
     outcome = check_tree(write_tree(tmp_path, {"main.tf": b'resource "aws_batch_compute_environment" "a" {\n'
                                                           b"  actions = null\n  actions {\n  }\n}\n"}))
     assert outcome.problems == []
 
 
-@pytest.mark.xfail(strict=False, reason="Terraform rules engineer (rules/storage/buckets.py _azure): "
-                   "account_kind = [] -> TypeError unhashable list; MLC303/304/305 fail on every resource")
 def test_azure_storage_account_kind_is_a_list(tmp_path):
     outcome = check_tree(write_tree(tmp_path, {"main.tf": b'resource "azurerm_storage_account" "a" {\n'
                                                           b"  account_kind = []\n}\n"}))

@@ -532,7 +532,11 @@ class ModuleInstance:
         existing = attrs.get(btype)
         if existing is UNKNOWN:
             return
-        lst = attrs.setdefault(btype, [])
+        if not isinstance(existing, list):
+            # An argument of the same name (`actions = null`) is not a block
+            # list: Terraform rejects the mix; the blocks win here.
+            attrs[btype] = []
+        lst = attrs[btype]
         idx = len(lst)
         loc = Location(path, sub.line, sub.column, sub.end_line)
         locs.setdefault(prefix + btype, loc)
