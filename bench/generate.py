@@ -499,7 +499,7 @@ def tf_main(p: Project) -> str:
     r = p.rng
     out = [f'''\
 module "pool" {{
-  source   = "../../modules/gpu-pool"
+  source   = "../../../modules/gpu-pool"
   for_each = var.gpu_pools
 
   cluster_name  = var.cluster_name
@@ -513,7 +513,7 @@ module "pool" {{
 }}
 
 module "bucket" {{
-  source   = "../../modules/bucket"
+  source   = "../../../modules/bucket"
   for_each = local.buckets
 
   name       = "acme-${{local.name_prefix}}-${{each.key}}"
@@ -528,7 +528,7 @@ module "bucket" {{
 }}
 
 module "logs" {{
-  source         = "../../modules/logs"
+  source         = "../../../modules/logs"
   team           = "{p.team}"
   streams        = local.log_streams
   retention_days = var.log_retention_days

@@ -95,7 +95,12 @@ def measure(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None,
     peak = [0]
     done = threading.Event()
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    import tempfile
+
+    # stderr to a file, not a pipe: a chatty tool (Checkov logs a warning per
+    # module) would fill a pipe nobody reads until it exits, and block.
+    errfile = tempfile.TemporaryFile()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errfile, env=env)
 
     def sample() -> None:
         while not done.is_set():
@@ -124,7 +129,9 @@ def measure(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None,
     done.set()
     thread.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    errfile.seek(0)
+    err = errfile.read().decode(errors="replace")
+    errfile.close()
     failed = proc.returncode not in ok_codes and not timed_out
     if failed:
         # Every mlcost-lint run here uses --exit-zero: any other code is a crash.
@@ -152,7 +159,7 @@ def bench_scale(files: int, args: argparse.Namespace, include_checkov: bool) -> 
     tool = _tool()
     common = ["--exit-zero", *(["--ignore", args.ignore] if args.ignore else [])]
     jobs = ["--jobs", str(args.jobs)] if args.jobs else []
-    r, t = args.repeat, args.timeout
+    r, t = (args.repeat if files == args.files or args.repeat_scaled is None else args.repeat_scaled), args.timeout
     rows: list[Row] = []
     print(f"\n== {n} files, {size / 1e6:.1f} MB in {repo} (load average {os.getloadavg()[0]:.2f})", flush=True)
 
@@ -247,6 +254,8 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=2000, help="files at scale 1 (default 2000)")
     ap.add_argument("--scales", default="1", help="comma-separated multiples of --files (e.g. 1,2,4)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is reported")
+    ap.add_argument("--repeat-scaled", type=int, default=None,
+                    help="runs per measurement at scales other than 1 (default: --repeat)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=None, help="pass --jobs to mlcost-lint (default: its default)")
     ap.add_argument("--serial", action="store_true", help="also time a cold --jobs 1 run")
