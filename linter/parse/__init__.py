@@ -71,7 +71,7 @@ def parse_bytes(data: bytes, path: str, kind: FileKind, *, max_depth: int = 500)
         return result
     result.suppressions, result.comment_lines = scan(text)
     if kind in (FileKind.TERRAFORM, FileKind.TERRAFORM_VARS) and not path.endswith(".json"):
-        _parse_hcl(text, result)
+        _parse_hcl(text, result, max_depth)
     elif kind is FileKind.YAML:
         _parse_yaml(text, result, max_depth)
     else:
@@ -79,9 +79,59 @@ def parse_bytes(data: bytes, path: str, kind: FileKind, *, max_depth: int = 500)
     return result
 
 
-def _parse_hcl(text: str, result: ParsedFile) -> None:
+def hcl_nesting(text: str, limit: int) -> tuple[int, int] | None:
+    """The (line, column) where brackets first nest deeper than ``limit``,
+    or None. Quoted strings and comments are skipped; heredoc bodies are not
+    (their brackets only make the count larger, and real files sit far
+    below the limit). Cheap and linear: checked before the recursive parser
+    sees the text."""
+    depth = 0
+    line, col = 1, 0
+    i, n = 0, len(text)
+    in_string = False
+    while i < n:
+        ch = text[i]
+        col += 1
+        if ch == "\n":
+            line, col = line + 1, 0
+            in_string = False  # HCL strings do not span lines
+        elif in_string:
+            if ch == "\\":
+                i += 1
+                col += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == "#" or (ch == "/" and text.startswith("//", i)):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif ch == "/" and text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            line += text.count("\n", i, end)
+            col = end - (text.rfind("\n", 0, end) + 1)
+            i = end
+            continue
+        elif ch in "([{":
+            depth += 1
+            if depth > limit:
+                return line, col
+        elif ch in ")]}":
+            depth -= 1
+        i += 1
+    return None
+
+
+def _parse_hcl(text: str, result: ParsedFile, max_depth: int) -> None:
     from mlcost_lint.parse.hcl import HclSyntaxError, parse_hcl
 
+    deep = hcl_nesting(text, max_depth)
+    if deep is not None:
+        result.errors.append(ParseError(result.path, deep[0], deep[1],
+                                        f"nesting deeper than {max_depth} levels (max-nesting-depth)"))
+        return
     try:
         result.hcl = parse_hcl(text, result.path)
     except HclSyntaxError as exc:
