@@ -220,10 +220,10 @@ def _deep_cases() -> dict[str, tuple[bytes, tuple[int, int, str]]]:
                       (1, 1, "nesting deeper than 500 levels (max-nesting-depth)")),
         "deep.tf.json": (b'{"locals":' + b'{"a":' * n + b"1" + b"}" * n + b"}",
                          (1, 1, "nesting deeper than 500 levels (max-nesting-depth)")),
-        "list.tf": (b"locals {\n  x = " + b"[" * n + b"1" + b"]" * n + b"\n}\n", (1, 1, "nesting too deep")),
-        "object.tf": (b"locals {\n  x = " + b"{a = " * n + b"1" + b"}" * n + b"\n}\n", (1, 1, "nesting too deep")),
-        "blocks.tf": (b"".join(b"b%d {\n" % i for i in range(n)) + b"}\n" * n, (1, 1, "nesting too deep")),
-        "parens.tf": (b"locals {\n  x = " + b"(" * n + b"1" + b")" * n + b"\n}\n", (1, 1, "nesting too deep")),
+        "list.tf": (b"locals {\n  x = " + b"[" * n + b"1" + b"]" * n + b"\n}\n", (2, 506, "nesting deeper than 500 levels (max-nesting-depth)")),
+        "object.tf": (b"locals {\n  x = " + b"{a = " * n + b"1" + b"}" * n + b"\n}\n", (2, 2502, "nesting deeper than 500 levels (max-nesting-depth)")),
+        "blocks.tf": (b"".join(b"b%d {\n" % i for i in range(n)) + b"}\n" * n, (501, 6, "nesting deeper than 500 levels (max-nesting-depth)")),
+        "parens.tf": (b"locals {\n  x = " + b"(" * n + b"1" + b")" * n + b"\n}\n", (2, 506, "nesting deeper than 500 levels (max-nesting-depth)")),
         "operators.tf": (b"locals {\n  x = " + b"1 + " * n + b"1\n}\n", (1, 1, "nesting too deep")),
     }
 
