@@ -118,8 +118,13 @@ class PodTemplate(Located):
 
     spec_path: KeyPath = ()
     role: str = ""
-    replicas: Maybe[int] | None = None       # None: the kind has no replica count here
-    min_replicas: Maybe[int] | None = None   # Ray worker groups
+    # Pods of this template (None: the kind has no replica count here). For a
+    # multi-host Ray worker group that is replicas x numOfHosts.
+    replicas: Maybe[int] | None = None
+    # Ray worker groups: minReplicas as written (in replicas, not pods: a
+    # replica is hosts_per_replica pods).
+    min_replicas: Maybe[int] | None = None
+    hosts_per_replica: Maybe[int] = 1        # KubeRay numOfHosts; 1 elsewhere
     labels: dict[str, Any] = field(default_factory=dict)
     annotations: dict[str, Any] = field(default_factory=dict)
     node_selector: dict[str, Any] = field(default_factory=dict)

@@ -31,6 +31,7 @@ class TemplateSpot:
     template_path: KeyPath        # the PodTemplateSpec (metadata + spec)
     replicas: Maybe[int] | None
     min_replicas: Maybe[int] | None = None
+    hosts_per_replica: Maybe[int] = 1
 
 
 def _count_at(obj: dict, path: KeyPath, default: int | None) -> Maybe[int] | None:
@@ -40,6 +41,15 @@ def _count_at(obj: dict, path: KeyPath, default: int | None) -> Maybe[int] | Non
             return default
         node = node[key]
     return parse_count(node)
+
+
+def _times(count: Maybe[int] | None, factor: Maybe[int] | None) -> Maybe[int] | None:
+    """count x factor; UNKNOWN when either is; None stays None."""
+    if count is None:
+        return None
+    if count is UNKNOWN or factor is UNKNOWN:
+        return UNKNOWN
+    return count * (factor if factor is not None else 1)
 
 
 def _single(path: KeyPath, replicas_path: KeyPath | None = None, default: int | None = None
@@ -75,11 +85,15 @@ def _ray(cluster_path: KeyPath) -> Callable[[dict], Iterator[TemplateSpot]]:
         if isinstance(groups, list):
             for i, group in enumerate(groups):
                 if isinstance(group, dict) and isinstance(group.get("template"), dict):
+                    # A multi-host group (KubeRay numOfHosts, TPU slices) makes
+                    # numOfHosts pods per replica: ``replicas`` counts pods.
+                    hosts = _count_at(group, ("numOfHosts",), 1)
                     yield TemplateSpot(
                         str(group.get("groupName") or f"worker-{i}"),
                         cluster_path + ("workerGroupSpecs", i, "template"),
-                        _count_at(group, ("replicas",), 1),
+                        _times(_count_at(group, ("replicas",), 1), hosts),
                         _count_at(group, ("minReplicas",), 0),
+                        hosts if hosts is not None else 1,
                     )
     return find
 
@@ -257,6 +271,7 @@ def build_template(doc: Document, base: KeyPath, obj: dict, spot: TemplateSpot, 
         role=spot.role,
         replicas=spot.replicas,
         min_replicas=spot.min_replicas,
+        hosts_per_replica=spot.hosts_per_replica,
         labels=_str_dict(meta.get("labels")),
         annotations=_str_dict(meta.get("annotations")),
         node_selector=_str_dict(spec.get("nodeSelector")),

@@ -18,6 +18,7 @@ EXPECTED = [
     ('MLC204', 'positive/jobs.yaml', 28, 'CronJob nightly-eval holds 1 GPU with no run-time bound; a hung run keeps it until someone notices: set spec.jobTemplate.spec.activeDeadlineSeconds'),
     ('MLC204', 'positive/kubeflow.yaml', 7, 'PyTorchJob llama-sft holds 32 GPUs (Master, Worker) with no run-time bound; a hung run keeps them until someone notices: set spec.runPolicy.activeDeadlineSeconds'),
     ('MLC204', 'positive/kubeflow.yaml', 37, 'TrainJob qwen-lora holds 4 GPUs (trainer) with no run-time bound; a hung run keeps them until someone notices: set spec.activeDeadlineSeconds'),
+    ('MLC204', 'positive/ray_multihost.yaml', 8, 'RayJob maxtext-pretrain holds 16 GPUs (v5e-slices) with no run-time bound; a hung run keeps them until someone notices: set spec.activeDeadlineSeconds'),
 ]
 
 
@@ -36,3 +37,12 @@ def test_cli_json():
     findings = data["findings"] if isinstance(data, dict) else data
     got = [(f["code"], f["path"], f["line"]) for f in findings]
     assert got == [(c, p, line) for c, p, line, _ in EXPECTED]
+
+
+def test_multi_host_ray_group_counts_pods():
+    """KubeRay numOfHosts: a replica of a multi-host group is numOfHosts pods
+    (found on the kuberay TPU multi-host sample: 1 replica x 2 hosts)."""
+    result = lint_dir(BASE / "positive")
+    job = next(w for w in result.project.kubernetes.workloads if w.name == "maxtext-pretrain")
+    group = next(t for t in job.templates if t.role == "v5e-slices")
+    assert (group.replicas, group.min_replicas, group.hosts_per_replica) == (4, 2, 2)
