@@ -19,6 +19,10 @@ EXPECTED = [
     ('MLC203', 'positive/eks.tf', 39, 'Batch compute environment aws_batch_compute_environment.gpu keeps at least 1 x g5.12xlarge = 4 A10G GPUs running with no job (compute_resources.min_vcpus = 48); set compute_resources.min_vcpus = 0 (Batch scales out when jobs are queued)'),
     ('MLC203', 'positive/gke.tf', 5, 'GKE node pool google_container_node_pool.t4_fixed keeps 2 x n1-standard-8 = 2 T4 GPUs per zone running with no job (no autoscaling, node_count = 2); use autoscaling with min_node_count = 0 (or total_min_node_count = 0)'),
     ('MLC203', 'positive/gke.tf', 22, 'GKE node pool google_container_node_pool.a100 keeps 1 x a2-highgpu-1g = 1 A100-40 GPU per zone running with no job (autoscaling.min_node_count = 1); use autoscaling with min_node_count = 0 (or total_min_node_count = 0)'),
+    # values handed through a typed variable, a local and the EKS group defaults are set, not defaulted
+    ('MLC203', 'positive/module_values/main.tf', 43, 'GKE node pool module.gke.google_container_node_pool.pools["l4-serving"] keeps 2 x g2-standard-8 = 2 L4 GPUs per zone running with no job (min_count = 2); set min_count = 0 in the module\'s node_pools entry'),
+    ('MLC203', 'positive/module_values/main.tf', 43, 'GKE node pool module.gke.google_container_node_pool.pools["t4-batch"] keeps 1 x n1-standard-8 = 1 T4 GPU per zone running with no job (min_count = 1); set min_count = 0 in the module\'s node_pools entry'),
+    ('MLC203', 'positive/module_values/main.tf', 53, 'EKS node group module.eks.eks_managed_node_groups["a10g"] keeps 1 x g5.2xlarge = 1 A10G GPU running with no job (min_size = 1); set min_size = 0 in the module\'s node group and let the autoscaler add nodes for jobs'),
     ('MLC203', 'positive/raycluster.yaml', 18, 'RayCluster batch-inference worker group gpu-workers keeps minReplicas: 2 x 4 GPUs = 8 GPUs running with no job; set minReplicas: 0 with the Ray autoscaler enabled'),
 ]
 

@@ -81,9 +81,32 @@ class _Ctx:
             return self.decl.location
         return Location(self.path, attr.line, attr.column, attr.end_line)
 
-    def item_locations(self, arg: str, key: Any) -> dict[str, Location]:
+    def item_locations(self, arg: str, key: Any, spec: Any = None,
+                       defaults_arg: str | None = None, defaults: Any = None) -> dict[str, Location]:
         """Where each field of one map/list entry of a module input is written,
-        when the input is written literally (or through one local)."""
+        when the input is written literally (or through one local).
+
+        A field the entry's value has (``spec``) but that is not written
+        literally here came through a variable, a local built by a function
+        or a for expression, or the module's ``*_defaults`` input
+        (``defaults``): it is still set, so it gets the entry's (or that
+        argument's) location rather than none, which would read as "not set,
+        the module's default applies"."""
+        out = self._literal_item_locations(arg, key)
+        if not isinstance(spec, dict):
+            return out
+        entry_loc = out.get("", self.arg_location(arg))
+        for name, value in spec.items():
+            if value is not None:
+                out.setdefault(str(name), entry_loc)
+        if defaults_arg is not None and isinstance(defaults, dict):
+            defaults_loc = self.arg_location(defaults_arg)
+            for name, value in defaults.items():
+                if value is not None:
+                    out.setdefault(str(name), defaults_loc)
+        return out
+
+    def _literal_item_locations(self, arg: str, key: Any) -> dict[str, Location]:
         attr = self.arg_exprs.get(arg)
         base = self.arg_location(arg)
         out: dict[str, Location] = {}
@@ -191,7 +214,7 @@ class _Ctx:
             if spec is not UNKNOWN and spec.get("create") is False:
                 continue
             address = f'{self.prefix}.{arg}["{key}"]'
-            locs_src = self.item_locations(arg, key)
+            locs_src = self.item_locations(arg, key, spec, defaults_arg, defaults)
             loc = locs_src.get("", self.arg_location(arg))
             out.append(self._eks_group(rtype, key, spec, defaults, address, loc, locs_src, config, module_tags))
         return out
@@ -316,7 +339,7 @@ class _Ctx:
             if pool is UNKNOWN or not isinstance(pool, dict):
                 continue
             name = pool.get("name", UNKNOWN)
-            field_locs = self.item_locations("node_pools", i)
+            field_locs = self.item_locations("node_pools", i, pool)
             loc = field_locs.get("", self.arg_location("node_pools"))
             out.append(self._gke_pool(pool, name, i, loc, field_locs, labels_all, res_labels_all, taints_all,
                                       cluster_labels, config, location))
@@ -449,7 +472,7 @@ class _Ctx:
             spec = pools[key]
             if not isinstance(spec, dict):
                 continue
-            field_locs = self.item_locations("node_pools", key)
+            field_locs = self.item_locations("node_pools", key, spec)
             loc = field_locs.get("", self.arg_location("node_pools"))
             auto = spec.get("auto_scaling_enabled", spec.get("enable_auto_scaling", False))
             pattrs = {
