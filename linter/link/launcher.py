@@ -345,6 +345,7 @@ class Found:
     forces_cpu: Word | None = None
     unknown_reason: str = ""
     ranks_location: Location | None = None
+    ranks_what: str = ""              # what is written at ranks_location (Launch.ranks_what)
     distributed: bool = True          # a multi-process launcher (not a bare python)
     config: TrainingConfig | None = None
     evidence_location: Location | None = None   # when the count is not written on the command line
@@ -386,8 +387,11 @@ def _nproc_value(text: str, found: Callable[..., Found]) -> Found:
 
 def _torchrun_default(name: str, first: Word, nodes: Maybe[int] | None, ctx: Context) -> Found:
     """torchrun without --nproc_per_node: PET_NPROC_PER_NODE, else 1."""
-    def found(ranks: Maybe[int], shown: str, location: Location | None = None, **kw: Any) -> Found:
-        return Found("torchrun", ranks, nodes, first, shown, evidence_location=location, **kw)
+    def found(ranks: Maybe[int], shown: str, location: Location | None = None, what: str = "",
+              **kw: Any) -> Found:
+        # The evidence stays the torchrun word; where the count is written is ranks_location.
+        return Found("torchrun", ranks, nodes, first, shown,
+                     ranks_location=location, ranks_what=what if location is not None else "", **kw)
 
     value, how, present = ctx.scope.process_env("PET_NPROC_PER_NODE")
     workload = ctx.workload
@@ -398,7 +402,8 @@ def _torchrun_default(name: str, first: Word, nodes: Maybe[int] | None, ctx: Con
                               (("spec", "elasticPolicy", "nProcPerNode"), policy.get("nProcPerNode"))):
             if isinstance(written, (str, int)) and not isinstance(written, bool):
                 shown = f"{name} (no --nproc_per_node: PET_NPROC_PER_NODE from {'.'.join(path[1:])}: {written})"
-                return _nproc_value(str(written), lambda r, **kw: found(r, shown, workload.loc(*path), **kw))
+                what = f"{'.'.join(path[1:])} in the PyTorchJob spec (the operator passes it as PET_NPROC_PER_NODE)"
+                return _nproc_value(str(written), lambda r, **kw: found(r, shown, workload.loc(*path), what, **kw))
         return found(UNKNOWN, name, unknown_reason="the PyTorchJob operator sets PET_NPROC_PER_NODE "
                                                  "(spec.nprocPerNode, auto when unset)")
     if workload.kind in _PET_INJECTING_KINDS:
@@ -409,7 +414,8 @@ def _torchrun_default(name: str, first: Word, nodes: Maybe[int] | None, ctx: Con
         shown = f"{name} (no --nproc_per_node: {how})"
         env = ctx.scope.container.env.get("PET_NPROC_PER_NODE")
         location = env.location if env is not None and "container env" in how else None
-        return _nproc_value(value, lambda r, **kw: found(r, shown, location, **kw))
+        what = "PET_NPROC_PER_NODE in the container env"
+        return _nproc_value(value, lambda r, **kw: found(r, shown, location, what, **kw))
     return found(1, f"{name} (default --nproc_per_node 1)")
 
 
@@ -484,6 +490,7 @@ def _accelerate(name: str, first: Word, words: list[Word], ctx: Context) -> Foun
             ranks = total // m
     return Found("accelerate", ranks, machines, evidence, shown, forces_cpu=forces_cpu,
                  ranks_location=ranks_location, config=config,
+                 ranks_what="num_processes in the Accelerate config" if ranks_location is not None else "",
                  unknown_reason="" if ranks is not UNKNOWN else "the count is set at run time")
 
 
@@ -533,8 +540,12 @@ def _composer(first: Word, words: list[Word], ctx: Context) -> Found:
                 return Found("composer", UNKNOWN, None, first, "composer",
                              unknown_reason="LOCAL_WORLD_SIZE is set at run time")
             count = count_of(value)
+            env = ctx.scope.container.env.get("LOCAL_WORLD_SIZE")
+            location = env.location if env is not None and "container env" in how else None
             return Found("composer", count, None, first, f"composer (no -n: {how})",
-                         unknown_reason="" if count is not UNKNOWN else "not a GPU count")
+                         unknown_reason="" if count is not UNKNOWN else "not a GPU count",
+                         ranks_location=location,
+                         ranks_what="LOCAL_WORLD_SIZE in the container env" if location is not None else "")
         return Found("composer", UNKNOWN, None, first, "composer (no -n: every visible GPU)", all_visible_gpus=True)
     count = count_of(got[0])
     flag = opts.flag("-n" if opts.has("-n") else "--nproc")
@@ -945,7 +956,7 @@ def launch_of(workload: Workload, template: PodTemplate, container: Container, p
         workload=workload, template=template, container=container, launcher=chosen.launcher,
         ranks_per_node=ranks, nodes=nodes,
         evidence=chosen.evidence_location or word_location(container, chosen.evidence),
-        ranks_text=chosen.ranks_text, ranks_location=chosen.ranks_location,
+        ranks_text=chosen.ranks_text, ranks_location=chosen.ranks_location, ranks_what=chosen.ranks_what,
         all_visible_gpus=chosen.all_visible_gpus,
         forces_cpu=word_location(container, chosen.forces_cpu) if chosen.forces_cpu else None,
         unknown_reason=reason if ranks is UNKNOWN else "",

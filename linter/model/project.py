@@ -54,9 +54,14 @@ class Launch:
     # How the rank count was decided, for messages: "torchrun --nproc_per_node=2",
     # "accelerate launch --config_file accel.yaml (num_processes: 4)", ...
     ranks_text: str = ""
-    # Where the rank count is written when that is not ``evidence`` (an
-    # Accelerate config's num_processes), else None.
+    # Where the rank count is written when that is not on the command line
+    # (an Accelerate config's num_processes, a PyTorchJob's nprocPerNode, an
+    # env var the launcher reads), else None.
     ranks_location: Location | None = None
+    # What is written at ranks_location, for messages: "num_processes in the
+    # Accelerate config", "nprocPerNode in the PyTorchJob spec",
+    # "PET_NPROC_PER_NODE in the container env", ... ("" when ranks_location is None).
+    ranks_what: str = ""
     # The launcher starts one rank per visible GPU (torchrun --nproc_per_node=gpu,
     # deepspeed without --num_gpus): ranks_per_node is then the pod's request.
     all_visible_gpus: bool = False

@@ -99,8 +99,8 @@ class OversizedGpu(Rule):
         idle = n - ranks
         role = f" per {template.role}" if template.role else ""
         related = [Related(launch.evidence, f"{launch.ranks_text}: {ranks} rank{'s' if ranks != 1 else ''} per pod")]
-        if launch.ranks_location is not None:
-            related.append(Related(launch.ranks_location, "num_processes in the Accelerate config"))
+        if launch.ranks_location is not None and launch.ranks_location != launch.evidence:
+            related.append(Related(launch.ranks_location, launch.ranks_what or "where the rank count is written"))
         yield self.finding(
             f"{workload.kind} {workload.name} requests {n} x {resource}{role} but starts {launch.ranks_text} "
             f"({where.path}:{where.line}): {idle} GPU{'s' if idle != 1 else ''} idle; request {ranks} "

@@ -26,6 +26,10 @@ EXPECTED = {
         ('MLC201', 'positive/notebooks/notebooks.tf', 4, 'SageMaker notebook instance aws_sagemaker_notebook_instance.research uses ml.p3.8xlarge with 4 x V100-16: an interactive notebook sits idle most of the day and bills all 4 GPUs; use a 1-GPU type and run multi-GPU work as training jobs'),
         ('MLC201', 'positive/notebooks/notebooks.tf', 13, 'Vertex AI Workbench instance google_workbench_instance.explore uses 4 x NVIDIA_TESLA_T4 with 4 x T4: an interactive notebook sits idle most of the day and bills all 4 GPUs; use a 1-GPU type and run multi-GPU work as training jobs'),
     ],
+    'positive/ranks_off_command_line': [
+        ('MLC201', 'positive/ranks_off_command_line/jobs.yaml', 22, 'PyTorchJob mistral-pretrain requests 8 x nvidia.com/gpu per Worker but starts torchrun (no --nproc_per_node: PET_NPROC_PER_NODE from nprocPerNode: 4) (positive/ranks_off_command_line/jobs.yaml:9): 4 GPUs idle; request 4 or start 8 ranks'),
+        ('MLC201', 'positive/ranks_off_command_line/jobs.yaml', 43, 'Job vit-finetune requests 4 x nvidia.com/gpu but starts torchrun (no --nproc_per_node: PET_NPROC_PER_NODE=2 in the container env) (positive/ranks_off_command_line/jobs.yaml:38): 2 GPUs idle; request 2 or start 4 ranks'),
+    ],
     'positive/small_model': [
         ('MLC201', 'positive/small_model/k8s/job.yaml', 17, 'Job qwen-sft-small trains Qwen/Qwen2.5-0.5B on 8 x H100-80 GPUs of p5.48xlarge (80 GiB each; GPU type from node group/pool aws_eks_node_group.h100): the memory estimate (500M params x 16 B/param (full fine-tune, mixed precision, Adam) = 7.5 GiB per GPU, activations not counted) fills 9% of each GPU (under 25%); a GPU with at most half the memory fits, e.g. p4d.24xlarge (A100-40, 40 GiB)'),
     ],
@@ -62,3 +66,31 @@ def test_cli_json():
     assert res.code == 1, res.err
     got = [(f["code"], f["path"], f["line"], f["message"]) for f in json.loads(res.out)["findings"]]
     assert got == EXPECTED[case]
+
+
+def _related(case):
+    result = lint_dir(BASE / case, cwd=BASE)
+    return [[(r.location.path, r.location.line, r.message) for r in f.related]
+            for f in result.findings if f.code == CODE]
+
+
+def test_related_says_what_the_rank_evidence_is():
+    """Launch.ranks_what names the place the rank count is written (it used to
+    be labelled "num_processes in the Accelerate config" whatever it was)."""
+    assert _related('positive/ranks_off_command_line') == [
+        [('positive/ranks_off_command_line/jobs.yaml', 19,
+          'torchrun (no --nproc_per_node: PET_NPROC_PER_NODE from nprocPerNode: 4): 4 ranks per pod'),
+         ('positive/ranks_off_command_line/jobs.yaml', 9,
+          'nprocPerNode in the PyTorchJob spec (the operator passes it as PET_NPROC_PER_NODE)')],
+        [('positive/ranks_off_command_line/jobs.yaml', 40,
+          'torchrun (no --nproc_per_node: PET_NPROC_PER_NODE=2 in the container env): 2 ranks per pod'),
+         ('positive/ranks_off_command_line/jobs.yaml', 38, 'PET_NPROC_PER_NODE in the container env')],
+    ]
+    assert _related('positive/accelerate_config') == [
+        [('positive/accelerate_config/k8s/job.yaml', 17,
+          'accelerate launch --config_file /app/recipes/accelerate/multi_gpu.yaml (num_processes: 4): 4 ranks per pod'),
+         ('positive/accelerate_config/recipes/accelerate/multi_gpu.yaml', 10, 'num_processes in the Accelerate config')],
+    ]
+    assert _related('positive/idle_ranks') == [
+        [('positive/idle_ranks/k8s/pytorchjob.yaml', 20, 'torchrun --nproc_per_node=2: 2 ranks per pod')],
+    ]
