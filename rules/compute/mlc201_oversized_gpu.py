@@ -8,14 +8,8 @@ from mlcost_lint.rules.compute.gpu_memory import (
     address_of, container_links, estimate, gpu_name, is_tpu_or_other, launched_ranks, memory_inputs,
     memory_per_gpu, ranked_gpu_resource, sharded, template_label,
 )
+from mlcost_lint.rules.compute.notebooks import NOTEBOOKS
 
-# Interactive notebook resources (MLC201d): type -> how to read its GPUs.
-_NOTEBOOKS = {
-    "aws_sagemaker_notebook_instance": "SageMaker notebook instance",
-    "google_workbench_instance": "Vertex AI Workbench instance",
-    "google_notebooks_instance": "Vertex AI Workbench (user-managed) instance",
-    "azurerm_machine_learning_compute_instance": "Azure ML compute instance",
-}
 NOTEBOOK_MAX_GPUS = 4
 
 
@@ -187,10 +181,11 @@ class OversizedGpu(Rule):
     # (d) -----------------------------------------------------------------
     def _notebooks(self, project) -> Iterator[Finding]:
         for res in project.terraform.resources:
-            what = _NOTEBOOKS.get(res.type)
-            if what is None or res.mode != "managed":
+            kind = NOTEBOOKS.get(res.type)
+            if kind is None or res.mode != "managed":
                 continue
-            found = _notebook_gpus(res)
+            what = kind.label
+            found = _notebook_gpus(res, kind.size_attr, kind.accelerators_attr)
             if found is None:
                 continue
             count, gpu, attr, shown = found
@@ -207,8 +202,10 @@ class OversizedGpu(Rule):
             )
 
 
-def _notebook_gpus(res) -> tuple[int, str, str, str] | None:
-    """(GPU count, GPU model name, attribute path, type as written)."""
+def _notebook_gpus(res, size_attr: str, accel_attr: str | None) -> tuple[int, str, str, str] | None:
+    """(GPU count, GPU model name, attribute path, type as written): from the
+    attached accelerator block when the type has one and it is set, else from
+    the machine size."""
     from mlcost_lint.catalogue import gcp_accelerator, instance_type
 
     def by_type(value: Any, attr: str) -> tuple[int, str, str, str] | None:
@@ -219,17 +216,7 @@ def _notebook_gpus(res) -> tuple[int, str, str, str] | None:
             return None
         return int(entry.count), entry.gpu.name, attr, value
 
-    if res.type == "aws_sagemaker_notebook_instance":
-        return by_type(res.get("instance_type"), "instance_type")
-    if res.type == "azurerm_machine_learning_compute_instance":
-        return by_type(res.get("virtual_machine_size"), "virtual_machine_size")
-    if res.type == "google_workbench_instance":
-        machine, accel_path, machine_path = res.get("gce_setup.machine_type"), "gce_setup.accelerator_configs", \
-            "gce_setup.machine_type"
-        accel = res.get(accel_path)
-    else:
-        machine, accel_path, machine_path = res.get("machine_type"), "accelerator_config", "machine_type"
-        accel = res.get(accel_path)
+    accel = res.get(accel_attr) if accel_attr else None
     if isinstance(accel, list):
         accel = accel[0] if len(accel) == 1 else None
     if isinstance(accel, dict):
@@ -237,6 +224,6 @@ def _notebook_gpus(res) -> tuple[int, str, str, str] | None:
         if isinstance(atype, str) and isinstance(count, int) and not isinstance(count, bool):
             entry = gcp_accelerator(atype, count) or gcp_accelerator(atype.lower().replace("_", "-"), count)
             if entry is not None and not entry.is_tpu:
-                return count, entry.gpu.name, accel_path, f"{count} x {atype}"
+                return count, entry.gpu.name, accel_attr, f"{count} x {atype}"
         return None
-    return by_type(machine, machine_path)
+    return by_type(res.get(size_attr), size_attr)

@@ -12,6 +12,7 @@ from mlcost_lint.rules.compute.gpu_capacity import (
     format_gpus,
     job_kind,
 )
+from mlcost_lint.rules.compute.notebooks import NOTEBOOKS, NotebookKind
 
 # Kinds whose pods run until deleted: a waiting command there holds its GPUs.
 LONG_RUNNING_KINDS = frozenset({"Deployment", "StatefulSet", "Pod", "ReplicaSet"})
@@ -58,26 +59,6 @@ def only_waits(argv: list[str]) -> str | None:
     return None
 
 
-# Terraform notebook instances: (resource type, machine attrs, GPU attrs, how idle shutdown is set).
-def _sagemaker_idle(resource) -> Any:
-    value = resource.get("lifecycle_config_name")
-    if value is UNKNOWN:
-        return UNKNOWN
-    return bool(value)
-
-
-def _workbench_idle(resource) -> Any:
-    metadata = resource.get("gce_setup.metadata")
-    if metadata is UNKNOWN:
-        return UNKNOWN
-    if not isinstance(metadata, dict):
-        return False
-    value = metadata.get("idle-timeout-seconds")
-    if value is UNKNOWN:
-        return UNKNOWN
-    return value is not None and str(value).strip() not in ("", "0")
-
-
 def _azapi_idle(resource) -> Any:
     body = resource.get("body")
     if body is UNKNOWN:
@@ -119,33 +100,11 @@ def _azapi_compute_instance(resource) -> tuple[Any, str] | None:
     return (size, "body.properties.properties.vmSize") if isinstance(size, str) else None
 
 
-NOTEBOOKS: dict[str, dict[str, Any]] = {
-    "aws_sagemaker_notebook_instance": {
-        "label": "SageMaker notebook instance", "size": "instance_type",
-        "idle": _sagemaker_idle, "idle_attr": "lifecycle_config_name",
-        "fix": "attach a lifecycle configuration (lifecycle_config_name) that stops the instance when idle",
-    },
-    "google_workbench_instance": {
-        "label": "Vertex AI Workbench instance", "size": "gce_setup.machine_type",
-        "accelerators": "gce_setup.accelerator_configs",
-        "idle": _workbench_idle, "idle_attr": "gce_setup.metadata",
-        "fix": "set gce_setup.metadata idle-timeout-seconds (e.g. \"10800\")",
-    },
-    "azurerm_machine_learning_compute_instance": {
-        "label": "Azure ML compute instance", "size": "virtual_machine_size",
-        # The azurerm provider has no idle shutdown argument (provider issue 20973).
-        "idle": lambda r: False, "idle_attr": None,
-        "fix": "the azurerm provider cannot set idle shutdown: create the instance with azapi_resource "
-               "and properties.idleTimeBeforeShutdown, or assign the built-in idle-shutdown Azure Policy",
-    },
-}
-
-
-def notebook_gpus(resource, entry) -> Any:
+def notebook_gpus(resource, entry: NotebookKind) -> Any:
     """GPUs per notebook instance: from the machine size, or attached accelerators."""
     from mlcost_lint.catalogue import gcp_accelerator, instance_type
 
-    accels = resource.get(entry["accelerators"]) if entry.get("accelerators") else None
+    accels = resource.get(entry.accelerators_attr) if entry.accelerators_attr else None
     if accels is UNKNOWN:
         return UNKNOWN
     if isinstance(accels, list) and accels:
@@ -157,7 +116,7 @@ def notebook_gpus(resource, entry) -> Any:
             return UNKNOWN
         acc = gcp_accelerator(kind.lower().replace("_", "-"), count)
         return acc if acc is not None else UNKNOWN
-    size = resource.get(entry["size"])
+    size = resource.get(entry.size_attr)
     if not isinstance(size, str):
         return UNKNOWN if size is UNKNOWN else None
     return instance_type(size)
@@ -283,12 +242,12 @@ class GpuNotReleased(Rule):
             idle = _azapi_idle(resource)
             label, fix, idle_attr = "Azure ML compute instance", \
                 "set properties.properties.idleTimeBeforeShutdown (e.g. \"PT60M\")", "body"
-        elif entry is None:
+        elif entry is None or entry.idle is None:
             return
         else:
             accelerator = notebook_gpus(resource, entry)
-            idle = entry["idle"](resource)
-            label, fix, idle_attr, size_attr = entry["label"], entry["fix"], entry["idle_attr"], entry["size"]
+            idle = entry.idle(resource)
+            label, fix, idle_attr, size_attr = entry.label, entry.idle_fix, entry.idle_attr, entry.size_attr
         if accelerator is None or accelerator is UNKNOWN or idle is UNKNOWN or idle:
             return
         gpus = accelerator.count

@@ -47,3 +47,19 @@ def test_only_waits_shapes():
     assert only_waits(["sh", "-c", "pip install -r req.txt && sleep infinity"]) is None
     assert only_waits(["python", "train.py"]) is None
     assert only_waits(["sleep", "60"]) is None
+
+
+def test_notebook_facts_are_one_table():
+    """MLC201(d) and MLC205 read notebook types, labels and size/GPU attributes from one table."""
+    from mlcost_lint.rules.compute import mlc201_oversized_gpu, mlc205_gpu_not_released, notebooks
+
+    assert mlc201_oversized_gpu.NOTEBOOKS is notebooks.NOTEBOOKS
+    assert mlc205_gpu_not_released.NOTEBOOKS is notebooks.NOTEBOOKS
+    assert {t: k.label for t, k in notebooks.NOTEBOOKS.items()} == {
+        "aws_sagemaker_notebook_instance": "SageMaker notebook instance",
+        "google_workbench_instance": "Vertex AI Workbench instance",
+        "google_notebooks_instance": "Vertex AI Workbench (user-managed) instance",
+        "azurerm_machine_learning_compute_instance": "Azure ML compute instance",
+    }
+    # MLC205 judges idle shutdown only where the table says how it is set.
+    assert [t for t, k in notebooks.NOTEBOOKS.items() if k.idle is None] == ["google_notebooks_instance"]
