@@ -151,11 +151,16 @@ class IdleGpuCapacity(Rule):
                 if capacity.kind == RESERVED:
                     continue
                 per_pod = template.gpu_count()
+                # A multi-host group (TPU slices) is numOfHosts pods per replica.
+                known_hosts = isinstance(template.hosts_per_replica, int)
+                hosts = template.hosts_per_replica if known_hosts else 1
+                host_text = f"numOfHosts: {hosts} x " if hosts > 1 else ("" if known_hosts else "numOfHosts: ? x ")
+                total = minimum * hosts * per_pod
                 group_path = tuple(template.key_path[:-1])
                 yield self.finding(
                     f"{workload.kind} {workload.name} worker group {template.role} keeps minReplicas: {minimum} x "
-                    f"{format_gpus(per_pod)} GPU{'s' if per_pod != 1 else ''} = "
-                    f"{format_gpus(minimum * per_pod)} GPU{'s' if minimum * per_pod != 1 else ''} running with no "
+                    f"{host_text}{format_gpus(per_pod)} GPU{'s' if per_pod != 1 else ''} = "
+                    f"{'' if known_hosts else 'at least '}{format_gpus(total)} GPU{'s' if total != 1 else ''} running with no "
                     "job; set minReplicas: 0 with the Ray autoscaler enabled",
                     workload.document.location(group_path + ("minReplicas",)),
                     f"{workload.address}/{template.role}",
