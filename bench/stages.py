@@ -45,15 +45,18 @@ def main() -> None:
     options = LintOptions(jobs=args.jobs, use_cache=not args.no_cache, cache_dir=args.cache_dir)
     prof = cProfile.Profile() if args.profile else None
     times: dict[str, float] = {}
+    cpu: dict[str, float] = {}
 
     def stage(name: str, fn, *a):
         t = time.perf_counter()
+        c = time.process_time()
         if prof:
             prof.enable()
         out = fn(*a)
         if prof:
             prof.disable()
         times[name] = times.get(name, 0.0) + time.perf_counter() - t
+        cpu[name] = cpu.get(name, 0.0) + time.process_time() - c
         return out
 
     t0 = time.perf_counter()
@@ -71,17 +74,27 @@ def main() -> None:
                 print(f"rule {rule.code} failed: {exc!r}", file=sys.stderr)
                 return []
         findings += stage(f"rule {rule.code}", run)
+    try:  # the secret redaction lint() runs on findings (when the module exists)
+        from mlcost_lint.secrets import redact_findings
+    except ImportError:
+        redact_findings = None
+    if redact_findings is not None:
+        stage("redact", redact_findings, findings, project)
+    else:
+        times["redact"] = cpu["redact"] = 0.0
     by_path = {pf.path: pf for pf in parsed}
     stage("suppress", apply_suppressions, findings, by_path, settings.per_file_ignores, settings.root)
     total = time.perf_counter() - t0
     rules_total = sum(v for k, v in times.items() if k.startswith("rule "))
     print(f"files {len(found.files)}  findings {len(findings)}  total {total:.2f}s  "
           f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
-    for name in ("discover", "parse", "model+link", "suppress"):
-        print(f"  {name:<12} {times[name]:8.3f}s")
-    print(f"  {'rules':<12} {rules_total:8.3f}s")
+    rules_cpu = sum(v for k, v in cpu.items() if k.startswith("rule "))
+    print(f"  {'stage':<14} {'wall':>9} {'cpu':>9}")
+    for name in ("discover", "parse", "model+link", "redact", "suppress"):
+        print(f"  {name:<14} {times[name]:8.3f}s {cpu[name]:8.3f}s")
+    print(f"  {'rules':<14} {rules_total:8.3f}s {rules_cpu:8.3f}s")
     for name, t in sorted(((k, v) for k, v in times.items() if k.startswith("rule ")), key=lambda kv: -kv[1])[:10]:
-        print(f"    {name:<14} {t:8.3f}s")
+        print(f"    {name:<12} {t:8.3f}s {cpu[name]:8.3f}s")
     if prof:
         prof.dump_stats(args.profile)
         pstats.Stats(str(args.profile)).sort_stats("cumulative").print_stats(args.top)
