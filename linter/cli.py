@@ -114,7 +114,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
             cli_vars[name.strip()] = value
         baseline = _load_baseline(baseline_file)
         scope = _scope(targets, settings, project_root, no_project_context)
-        stdin = sys.stdin.buffer.read() if "-" in targets else None
+        stdin = _read_stdin(int(settings.max_file_size_mb * 1_000_000)) if "-" in targets else None
         options = LintOptions(jobs=jobs, use_cache=not no_cache,
                               cache_dir=Path(cache_dir) if cache_dir else None,
                               var_files=list(var_file), cli_vars=cli_vars, stdin=stdin)
@@ -154,6 +154,23 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
 
 
 # ------------------------------------------------------------ helpers ---
+
+def _read_stdin(max_bytes: int) -> "StdinData":
+    """Standard input, keeping at most ``max_bytes + 1`` bytes in memory but
+    counting all of it, so an oversized stream is refused with its size."""
+    from mlcost_lint.pipeline import StdinData
+
+    kept = bytearray()
+    total = 0
+    while True:
+        chunk = sys.stdin.buffer.read(1 << 20)
+        if not chunk:
+            break
+        total += len(chunk)
+        if len(kept) <= max_bytes:
+            kept += chunk[: max_bytes + 1 - len(kept)]
+    return StdinData(bytes(kept), total)
+
 
 @dataclass(slots=True)
 class _Scope:

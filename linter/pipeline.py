@@ -22,6 +22,14 @@ if TYPE_CHECKING:
     from mlcost_lint.cache import CacheWriter, ParseCache
 
 
+@dataclass(frozen=True, slots=True)
+class StdinData:
+    """Standard input as the CLI read it: the first bytes and the full size."""
+
+    head: bytes
+    size: int
+
+
 @dataclass(slots=True)
 class LintOptions:
     jobs: int | None = None            # parse processes; None = number of CPUs
@@ -29,7 +37,7 @@ class LintOptions:
     cache_dir: Path | None = None
     var_files: list[str] = field(default_factory=list)
     cli_vars: dict[str, str] = field(default_factory=dict)
-    stdin: bytes | None = None         # the bytes of "-", read by the caller
+    stdin: bytes | StdinData | None = None   # the bytes of "-", read by the caller
 
 
 @dataclass(slots=True)
@@ -63,19 +71,27 @@ class _ParseTask:
     cache_key: str | None
 
 
+def _too_large(display: str, kind: FileKind, size: int, max_bytes: int) -> ParsedFile:
+    pf = ParsedFile(path=display, kind=kind)
+    pf.errors.append(ParseError(display, 1, 1, (
+        f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.1f} MB limit "
+        "(max-file-size-mb); not parsed")))
+    return pf
+
+
 def _read(sf: SourceFile, max_bytes: int, options: LintOptions) -> tuple[bytes | None, FileKind, ParsedFile | None]:
     """The file's bytes, or a finished ParsedFile for files that cannot be read."""
     if sf.display == STDIN_DISPLAY and str(sf.path) == "-":
-        data = options.stdin if options.stdin is not None else sys.stdin.buffer.read()
-        return data[: max_bytes + 1], sniff_kind(data), None
+        stdin = options.stdin if options.stdin is not None else sys.stdin.buffer.read()
+        data, size = (stdin.head, stdin.size) if isinstance(stdin, StdinData) else (stdin, len(stdin))
+        kind = sniff_kind(data)
+        if size > max_bytes:
+            return None, kind, _too_large(sf.display, kind, size, max_bytes)
+        return data, kind, None
     try:
         size = sf.path.stat().st_size
         if size > max_bytes:
-            pf = ParsedFile(path=sf.display, kind=sf.kind)
-            pf.errors.append(ParseError(sf.display, 1, 1, (
-                f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.1f} MB limit "
-                "(max-file-size-mb); not parsed")))
-            return None, sf.kind, pf
+            return None, sf.kind, _too_large(sf.display, sf.kind, size, max_bytes)
         with sf.path.open("rb") as fh:
             return fh.read(max_bytes + 1), sf.kind, None
     except FileNotFoundError:
@@ -182,7 +198,9 @@ def parse_all(files: list[SourceFile], settings: Settings, options: LintOptions)
     if options.use_cache:
         from mlcost_lint.cache import DEFAULT_DIR, ParseCache
 
-        cache = ParseCache(options.cache_dir or Path(DEFAULT_DIR),
+        # Like ruff: beside the config file when there is one, else here.
+        default = (Path(settings.root) if settings.source else Path()) / DEFAULT_DIR
+        cache = ParseCache(options.cache_dir or default,
                            f"depth={settings.max_nesting_depth}|size={max_bytes}")
     with _GcPaused():
         results: dict[int, ParsedFile] = {}

@@ -3,6 +3,8 @@ traceback, and every other file is still linted (the sentinel's finding)."""
 
 from __future__ import annotations
 
+import json
+
 import os
 import random
 import shutil
@@ -272,6 +274,7 @@ def test_cyclic_documents_from_recursive_anchors(tmp_path: Path):
 
 
 def _tree(root: Path, files: dict[str, bytes]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_bytes(data)
@@ -410,8 +413,15 @@ def test_missing_path_and_stdin_garbage(tmp_path: Path):
     assert internal_errors(result) == []
 
 
-@pytest.mark.xfail(strict=False, reason="performance engineer (pipeline._read): standard input over "
-                   "max-file-size-mb is truncated and parsed instead of refused with MLC001")
+def test_stdin_over_the_size_limit_is_refused_through_the_cli(tmp_path: Path):
+    from mlc_testing import run_cli
+
+    data = CONFIGMAP + b"data:\n  a: " + b"x" * 6_000_000 + b"\n"
+    r = run_cli("-", "--format", "json", "--no-cache", stdin=data, cwd=tmp_path)
+    found = [(f["code"], f["path"], f["line"], f["message"]) for f in json.loads(r.out)["findings"]]
+    assert found == [("MLC001", "stdin", 1, "file is 6.0 MB, over the 5.0 MB limit (max-file-size-mb); not parsed")]
+
+
 def test_stdin_over_the_size_limit_is_refused(tmp_path: Path):
     data = CONFIGMAP + b"data:\n  a: " + b"x" * 6_000_000 + b"\n"
     result = lint_tree(_tree(tmp_path / "r", {}), paths=["-"], stdin=data)
