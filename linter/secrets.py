@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any, Iterable
 
 REDACTED = "***"
@@ -108,6 +109,14 @@ def looks_secret(name: Any) -> bool:
     """Whether a key, attribute, env var or flag name looks like it holds a secret."""
     if not isinstance(name, str) or not name or len(name) > 200:
         return False
+    return _name_looks_secret(name)
+
+
+# A run asks about the same few thousand key names hundreds of thousands of
+# times (every ``name``, ``image``, ``resources`` of every manifest). Names
+# are at most 200 characters (checked above), so the cache is small.
+@lru_cache(maxsize=16384)
+def _name_looks_secret(name: str) -> bool:
     parts = words(name)
     if not parts or "_".join(parts) in NON_SECRET_NAMES or parts[-1] in NON_SECRET_LAST_WORDS:
         return False
