@@ -154,9 +154,9 @@ def device_of(project: "Project", config: "TrainingConfig") -> Device:
     if own in (CPU, TPU) or own is UNKNOWN:
         return Device(own)
     if own == ELSEWHERE:
-        links = project.links.workloads_of(config)
+        links = _workload_links(project, config)
         return _from_links(links) if links else Device(UNKNOWN)
-    links = project.links.workloads_of(config)
+    links = _workload_links(project, config)
     if links:
         found = _from_links(links)
         if own == OTHER and found.kind == GPU:
@@ -165,7 +165,7 @@ def device_of(project: "Project", config: "TrainingConfig") -> Device:
     # Not run directly: a config that names this one may be (a Trainer
     # config passed to the container names its DeepSpeed config).
     for referrer in referrers_of(project, config):
-        referrer_links = project.links.workloads_of(referrer)
+        referrer_links = _workload_links(project, referrer)
         if referrer_links:
             found = _from_links(referrer_links)
             found.via = referrer
@@ -182,6 +182,75 @@ def _norm(path: str) -> str:
     return posixpath.normpath(text) if text else text
 
 
+@dataclass(slots=True)
+class _ConfigIndex:
+    """Everything :func:`resolve_reference`, :func:`referrers_of`,
+    :func:`partners` and :func:`device_of` look up, built once per project
+    (the per-call scans were cubic in the number of configs). Lists keep
+    ``project.training`` / ``project.links.configs`` order so every answer
+    is the one the scans gave; configs are told apart by identity."""
+
+    stamp: tuple[int, int, int, int]
+    norm_path: dict[int, str] = field(default_factory=dict)              # id(config) -> normalised path
+    by_path: dict[str, list["TrainingConfig"]] = field(default_factory=dict)   # files only
+    by_basename: dict[str, list[tuple[str, "TrainingConfig"]]] = field(default_factory=dict)
+    files: list[tuple[str, "TrainingConfig"]] = field(default_factory=list)
+    by_key: dict[Any, list["TrainingConfig"]] = field(default_factory=dict)    # ConfigMap data key
+    links_of_config: dict[int, list["ConfigLink"]] = field(default_factory=dict)
+    links_of_workload: dict[int, list["ConfigLink"]] = field(default_factory=dict)
+    references: dict[int, tuple[list["TrainingConfig"], list[str]]] = field(default_factory=dict)
+    referrers: dict[int, list["TrainingConfig"]] | None = None
+
+
+def _stamp(project: "Project") -> tuple[int, int, int, int]:
+    # Rules see a finished project; the stamp only guards against a caller
+    # that swaps or grows the lists between calls (tests building projects).
+    return (id(project.training), len(project.training),
+            id(project.links.configs), len(project.links.configs))
+
+
+# Where the index lives when ``Links`` has no ``derived`` field (an older
+# model): the last project's links and index only.
+_LAST: list[tuple[Any, _ConfigIndex]] = []
+
+
+def _index(project: "Project") -> _ConfigIndex:
+    derived = getattr(project.links, "derived", None)
+    if derived is not None:
+        index = derived.get("gpu_training")
+    else:
+        index = _LAST[0][1] if _LAST and _LAST[0][0] is project.links else None
+    stamp = _stamp(project)
+    if isinstance(index, _ConfigIndex) and index.stamp == stamp:
+        return index
+    index = _ConfigIndex(stamp)
+    for config in project.training:
+        if config.embedded_in is None:
+            path = _norm(config.path)
+            index.norm_path[id(config)] = path
+            index.by_path.setdefault(path, []).append(config)
+            index.by_basename.setdefault(posixpath.basename(path), []).append((path, config))
+            index.files.append((path, config))
+        else:
+            try:
+                index.by_key.setdefault(config.embedded_key, []).append(config)
+            except TypeError:   # an unhashable key never equals a basename
+                pass
+    for link in project.links.configs:
+        index.links_of_config.setdefault(id(link.config), []).append(link)
+        index.links_of_workload.setdefault(id(link.workload), []).append(link)
+    if derived is not None:
+        derived["gpu_training"] = index
+    else:
+        _LAST[:] = [(project.links, index)]
+    return index
+
+
+def _workload_links(project: "Project", config: "TrainingConfig") -> list["ConfigLink"]:
+    """``project.links.workloads_of(config)`` from the index."""
+    return list(_index(project).links_of_config.get(id(config), ()))
+
+
 def resolve_reference(project: "Project", config: "TrainingConfig", ref: str) -> "TrainingConfig | None":
     """The scanned config a path written in ``config`` names, or None when
     it is not in the scan (or more than one file could be meant). The path
@@ -190,31 +259,41 @@ def resolve_reference(project: "Project", config: "TrainingConfig", ref: str) ->
     target = _norm(ref)
     if not target or target == ".":
         return None
+    index = _index(project)
     base = posixpath.basename(target)
-    candidates = [c for c in project.training if c is not config]
     if config.embedded_in is None:
         here = _norm(posixpath.join(posixpath.dirname(config.path), target))
-        exact = [c for c in candidates if c.embedded_in is None and _norm(c.path) == here]
+        exact = [c for c in index.by_path.get(here, ()) if c is not config]
         if len(exact) == 1:
             return exact[0]
     suffix = target.lstrip("/")
-    by_suffix = [c for c in candidates if c.embedded_in is None
-                 and (_norm(c.path) == suffix or _norm(c.path).endswith("/" + suffix))]
+    if suffix and not suffix.endswith("/"):
+        # A path equal to the suffix or ending in "/" + suffix has the
+        # suffix's last component as its own.
+        pool = index.by_basename.get(posixpath.basename(suffix), ())
+    else:
+        pool = index.files
+    by_suffix = [c for path, c in pool if c is not config
+                 and (path == suffix or path.endswith("/" + suffix))]
     if len(by_suffix) == 1:
         return by_suffix[0]
     if len(by_suffix) > 1:
         return None
     # A mounted ConfigMap key: /etc/train/ds_config.json -> data key ds_config.json.
-    embedded = [c for c in candidates if c.embedded_in is not None and c.embedded_key == base]
+    embedded = [c for c in index.by_key.get(base, ()) if c is not config]
     same_map = [c for c in embedded if c.embedded_in == config.embedded_in]
     if len(same_map) == 1:
         return same_map[0]
     return embedded[0] if len(embedded) == 1 else None
 
 
-def references_of(project: "Project", config: "TrainingConfig") -> tuple[list["TrainingConfig"], list[str]]:
-    """(configs ``config`` names that are in the scan, paths it names that are not)."""
+def _references(project: "Project", config: "TrainingConfig") -> tuple[list["TrainingConfig"], list[str]]:
+    index = _index(project)
+    cached = index.references.get(id(config))
+    if cached is not None:
+        return cached
     found: list[TrainingConfig] = []
+    seen: set[int] = set()
     missing: list[str] = []
     for ref in config.settings.referenced_configs:
         if not isinstance(ref.value, str):
@@ -222,27 +301,47 @@ def references_of(project: "Project", config: "TrainingConfig") -> tuple[list["T
         target = resolve_reference(project, config, ref.value)
         if target is None:
             missing.append(ref.value)
-        elif target not in found:
+        elif id(target) not in seen:
+            seen.add(id(target))
             found.append(target)
+    index.references[id(config)] = (found, missing)
     return found, missing
 
 
+def references_of(project: "Project", config: "TrainingConfig") -> tuple[list["TrainingConfig"], list[str]]:
+    """(configs ``config`` names that are in the scan, paths it names that are not)."""
+    found, missing = _references(project, config)
+    return list(found), list(missing)
+
+
 def referrers_of(project: "Project", config: "TrainingConfig") -> list["TrainingConfig"]:
-    return [other for other in project.training
-            if other is not config and config in references_of(project, other)[0]]
+    """The configs that name ``config``, in scan order."""
+    index = _index(project)
+    if index.referrers is None:
+        referrers: dict[int, list[TrainingConfig]] = {}
+        for other in project.training:
+            for target in _references(project, other)[0]:
+                if target is not other:
+                    referrers.setdefault(id(target), []).append(other)
+        index.referrers = referrers
+    return list(index.referrers.get(id(config), ()))
 
 
 def partners(project: "Project", config: "TrainingConfig") -> tuple[list["TrainingConfig"], list[str]]:
     """(configs that shape the same run, referenced paths not in the scan)."""
+    index = _index(project)
     named, missing = references_of(project, config)
     out: list[TrainingConfig] = list(named)
+    seen = {id(c) for c in out}
     for other in referrers_of(project, config):
-        if other not in out:
+        if id(other) not in seen:
+            seen.add(id(other))
             out.append(other)
-    for link in project.links.workloads_of(config):
-        for sibling in project.links.configs_of(link.workload):
+    for link in index.links_of_config.get(id(config), ()):
+        for sibling in index.links_of_workload.get(id(link.workload), ()):
             if sibling.container is link.container and sibling.config is not config \
-                    and sibling.config not in out:
+                    and id(sibling.config) not in seen:
+                seen.add(id(sibling.config))
                 out.append(sibling.config)
     return out, missing
 
