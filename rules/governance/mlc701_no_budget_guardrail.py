@@ -121,9 +121,13 @@ class NoBudgetGuardrail(Rule):
             return
         uses.sort(key=lambda u: (u.resource.location.path, u.resource.location.line, u.resource.address))
         first = uses[0]
+        # Resources are told apart by identity: `in` on the list compared
+        # CloudResources field by field (quadratic in the GPU uses).
         others: list[CloudResource] = []
+        seen = {id(first.resource)}
         for u in uses[1:]:
-            if u.resource is not first.resource and u.resource not in others:
+            if id(u.resource) not in seen:
+                seen.add(id(u.resource))
                 others.append(u.resource)
         more = f" and {len(others)} more GPU resource{'s' if len(others) > 1 else ''}" if others else ""
         yield self.finding(
