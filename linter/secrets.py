@@ -160,63 +160,67 @@ class _Collector:
 
     # -- plain data (YAML / JSON documents, evaluated Terraform values) ----
     def data(self, root: Any) -> None:
+        # Hot loop (every node of every document): strings are handled where
+        # they are met and other scalars never reach the stack; what is added
+        # only depends on the node and the flag, so the order does not matter.
+        add, text, looks = self.add, self.text, looks_secret
         stack: list[tuple[Any, bool]] = [(root, False)]
         seen: set[tuple[int, bool]] = set()   # anchors share sub-trees; cycles
         while stack:
             node, all_secret = stack.pop()
-            if isinstance(node, (dict, list)):
-                # Keyed with the flag: a Secret's data is reached both ways.
-                mark = (id(node), all_secret)
-                if mark in seen:
-                    continue
-                seen.add(mark)
-            if isinstance(node, dict):
-                if isinstance(node.get("kind"), str) and node.get("kind") in SECRET_KINDS:
+            if isinstance(node, str):
+                if all_secret:
+                    add(node)
+                text(node)
+                continue
+            is_dict = isinstance(node, dict)
+            if not is_dict and not isinstance(node, list):
+                continue
+            # Keyed with the flag: a Secret's data is reached both ways.
+            mark = (id(node), all_secret)
+            if mark in seen:
+                continue
+            seen.add(mark)
+            if is_dict:
+                kind = node.get("kind")
+                if isinstance(kind, str) and kind in SECRET_KINDS:
                     for key in ("data", "stringData", "spec"):
                         stack.append((node.get(key), True))
-                name = node.get("name")
-                if "value" in node and looks_secret(name):
-                    self.add(node.get("value"))      # Kubernetes env entry
+                if "value" in node and looks(node.get("name")):
+                    add(node.get("value"))           # Kubernetes env entry
                 if node.get("sensitive") is True:
-                    self.add(node.get("default"))    # .tf.json sensitive variable
+                    add(node.get("default"))         # .tf.json sensitive variable
+                children: Iterable[Any] = node.values()
                 for key, value in node.items():
-                    if looks_secret(key):
+                    if looks(key):
                         if isinstance(value, dict):  # {"default": ...}, {"value": ...}
-                            self.add(value.get("default"))
-                            self.add(value.get("value"))
+                            add(value.get("default"))
+                            add(value.get("value"))
                         else:
-                            self.add(value)
-                    stack.append((value, all_secret))
-            elif isinstance(node, list):
+                            add(value)
+            else:
                 self._flags(node)
-                stack.extend((item, all_secret) for item in node)
-            elif isinstance(node, str):
-                if all_secret:
-                    self.add(node)
-                self.text(node)
+                children = node
+            for child in children:
+                if isinstance(child, str):
+                    if all_secret:
+                        add(child)
+                    text(child)
+                elif isinstance(child, (dict, list)):
+                    stack.append((child, all_secret))
 
     def _flags(self, items: list) -> None:
         """``["--hub_token", "hf_x"]`` and ``["--hub_token=hf_x"]``."""
-        for i, item in enumerate(items):
-            if not isinstance(item, str):
-                continue
-            m = _FLAG.match(item.strip())
-            if m is None or not looks_secret(m.group(1)):
-                continue
-            if m.group(2) is not None:
-                self.add(m.group(2))
-            elif i + 1 < len(items):
-                self.add(items[i + 1])
+        for value in _flag_values(items):
+            self.add(value)
 
     def text(self, text: str) -> None:
         """Assignments and flags inside a string (scripts, .env data)."""
         if len(text) < MIN_SECRET_LENGTH or ("=" not in text and ":" not in text and "-" not in text):
             return
-        for m in _ASSIGNMENT.finditer(text[:200_000]):
-            if looks_secret(m.group(1)):
-                self.add(m.group(2))
-        if "-" in text:
-            self._flags(text.split())
+        values = _text_values(text) if len(text) <= _MEMO_TEXT_MAX else _text_values.__wrapped__(text)
+        for value in values:
+            self.add(value)
 
     # -- Terraform HCL -----------------------------------------------------
     def hcl_body(self, body: Any, tfvars: bool = False) -> None:
@@ -270,6 +274,38 @@ class _Collector:
                 stack.extend([(node.true, is_secret), (node.false, is_secret)])
             elif isinstance(node, H.Parenthesis):
                 stack.append((node.expr, is_secret))
+
+
+def _flag_values(items: list) -> list[str]:
+    """The values of secret-looking ``--name value`` / ``--name=value`` flags."""
+    found = []
+    for i, item in enumerate(items):
+        # "-" is needed for _FLAG to match: a C-level test skips most items.
+        if not isinstance(item, str) or "-" not in item:
+            continue
+        m = _FLAG.match(item.strip())
+        if m is None or not looks_secret(m.group(1)):
+            continue
+        if m.group(2) is not None:
+            found.append(m.group(2))
+        elif i + 1 < len(items):
+            found.append(items[i + 1])
+    return found
+
+
+# The same strings (image names, commands, label values) recur in every
+# manifest of a repository; only short ones are kept so the cache stays small.
+_MEMO_TEXT_MAX = 2048
+
+
+@lru_cache(maxsize=32768)
+def _text_values(text: str) -> tuple[str, ...]:
+    """The candidate values of secret-looking assignments and flags in ``text``
+    (not yet filtered by :func:`is_secret_value`)."""
+    found = [m.group(2) for m in _ASSIGNMENT.finditer(text[:200_000]) if looks_secret(m.group(1))]
+    if "-" in text:
+        found += _flag_values(text.split())
+    return tuple(found)
 
 
 def _literal(expr: Any) -> Any:
