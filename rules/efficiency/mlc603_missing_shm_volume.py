@@ -1,9 +1,12 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from mlcost_lint.model.core import UNKNOWN, Related
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+
+if TYPE_CHECKING:
+    from mlcost_lint.model.project import ConfigLink
 
 SHM_PATH = "/dev/shm"
 # KubeRay mounts a memory-backed /dev/shm into Ray pods itself, and a
@@ -74,13 +77,19 @@ class MissingShmVolume(Rule):
     fix = "Mount an emptyDir with medium: Memory at /dev/shm in the GPU container."
 
     def check(self, project, settings) -> Iterator[Finding]:
+        # Config links by (pod template, container), built once: a scan of
+        # every link per container was quadratic. Same links, same order.
+        linked: dict[tuple[int, int], list[ConfigLink]] = {}
+        for link in project.links.configs:
+            linked.setdefault((id(link.template), id(link.container)), []).append(link)
         for workload in project.kubernetes.workloads:
             if workload.kind in SKIP_KINDS:
                 continue
             for template in workload.gpu_templates():
-                yield from self._template(project, workload, template)
+                yield from self._template(linked, workload, template)
 
-    def _template(self, project, workload, template) -> Iterator[Finding]:
+    def _template(self, linked: dict[tuple[int, int], list[ConfigLink]], workload,
+                  template) -> Iterator[Finding]:
         counts = [_shm_gpus(c) for c in template.containers]
         if any(n is None for n in counts):
             return
@@ -92,7 +101,7 @@ class MissingShmVolume(Rule):
             if pod_gpus > 1:
                 reason = f"its pod has {pod_gpus} GPUs (NCCL shares memory between them)"
             else:
-                for link in project.links.configs:
+                for link in linked.get((id(template), id(container)), ()):
                     if link.template is not template or link.container is not container:
                         continue
                     workers = link.config.settings.dataloader_num_workers
