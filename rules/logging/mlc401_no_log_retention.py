@@ -88,12 +88,20 @@ class NoLogRetention(Rule):
     def check(self, project, settings) -> Iterator[Finding]:
         limit = settings.max_log_retention_days
         resources = [r for r in project.terraform.resources if r.mode == "managed"]
+        # Log groups by root module, built once: a scan of every resource per
+        # cluster was quadratic.
+        log_groups: dict[str, list[CloudResource]] | None = None
         for r in resources:
             arg = LOG_STORES.get(r.type)
             if arg is not None:
                 yield from self._store(r, arg, limit)
             elif r.type == "aws_eks_cluster":
-                yield from self._eks(r, resources, limit)
+                if log_groups is None:
+                    log_groups = {}
+                    for group in resources:
+                        if group.type == "aws_cloudwatch_log_group":
+                            log_groups.setdefault(root_of(group), []).append(group)
+                yield from self._eks(r, log_groups, limit)
 
     def _store(self, r: CloudResource, arg: RetentionArg, limit: int) -> Iterator[Finding]:
         raw = r.attrs.get(arg.attr)
@@ -128,7 +136,8 @@ class NoLogRetention(Rule):
                 f"{limit}; lower it",
                 where, r.address, related=r.related_module_calls(), object_line=r.location.line)
 
-    def _eks(self, cluster: CloudResource, resources: list[CloudResource], limit: int) -> Iterator[Finding]:
+    def _eks(self, cluster: CloudResource, log_groups: dict[str, list[CloudResource]],
+             limit: int) -> Iterator[Finding]:
         log_types = cluster.attrs.get("enabled_cluster_log_types")
         if not isinstance(log_types, list) or not log_types:
             return   # unknown, or control-plane logging off
@@ -137,10 +146,8 @@ class NoLogRetention(Rule):
             return
         expected = f"/aws/eks/{name}/cluster"
         root = root_of(cluster)
-        for group in resources:
-            # The log group must exist before the cluster: it lives in the same deployment.
-            if group.type != "aws_cloudwatch_log_group" or root_of(group) != root:
-                continue
+        # The log group must exist before the cluster: it lives in the same deployment.
+        for group in log_groups.get(root, ()):
             group_name = group.attrs.get("name")
             if not isinstance(group_name, str) or group_name == expected:
                 return   # the cluster's log group is in the scan (or may be): judged on its own
