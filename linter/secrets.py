@@ -209,6 +209,60 @@ class _Collector:
                 elif isinstance(child, (dict, list)):
                     stack.append((child, all_secret))
 
+    def evaluated(self, root: Any) -> None:
+        """:meth:`data` over ``_known(root)`` without building it: entries
+        keyed UNKNOWN are skipped, tuples are lists, UNKNOWN itself is a
+        scalar that adds nothing. No ``seen`` set: _known copies shared
+        sub-trees, so each is walked once per path, and a cycle ends in
+        _TooDeep (then RecursionError in _known) as before."""
+        from mlcost_lint.model.core import UNKNOWN
+
+        add, text, looks = self.add, self.text, looks_secret
+        stack: list[tuple[Any, bool, int]] = [(root, False, 0)]
+        while stack:
+            node, all_secret, depth = stack.pop()
+            if isinstance(node, str):
+                if all_secret:
+                    add(node)
+                text(node)
+                continue
+            is_dict = isinstance(node, dict)
+            if not is_dict and not isinstance(node, (list, tuple)):
+                continue
+            if depth > _EVALUATED_DEPTH_LIMIT:
+                raise _TooDeep
+            depth += 1
+            if is_dict:
+                kind = node.get("kind")
+                if isinstance(kind, str) and kind in SECRET_KINDS:
+                    for key in ("data", "stringData", "spec"):
+                        stack.append((node.get(key), True, depth))
+                if "value" in node and looks(node.get("name")):
+                    add(node.get("value"))
+                if node.get("sensitive") is True:
+                    add(node.get("default"))
+                children: list[Any] = []
+                for key, value in node.items():
+                    if key is UNKNOWN:
+                        continue
+                    children.append(value)
+                    if looks(key):
+                        if isinstance(value, dict):
+                            add(value.get("default"))
+                            add(value.get("value"))
+                        else:
+                            add(value)
+            else:
+                self._flags(node)
+                children = node
+            for child in children:
+                if isinstance(child, str):
+                    if all_secret:
+                        add(child)
+                    text(child)
+                elif isinstance(child, (dict, list, tuple)):
+                    stack.append((child, all_secret, depth))
+
     def _flags(self, items: list) -> None:
         """``["--hub_token", "hf_x"]`` and ``["--hub_token=hf_x"]``."""
         for value in _flag_values(items):
@@ -340,12 +394,36 @@ def collect_secrets(project: Any) -> set[str]:
             c.data(config.document.data)
     terraform = getattr(project, "terraform", None)
     for resource in getattr(terraform, "resources", ()) or ():
-        try:
-            c.data(_known(resource.attrs))
-            if isinstance(resource.tags, dict):
-                c.data(_known(resource.tags))
-        except RecursionError:  # values are size-bounded, not depth-bounded: the literals were read above
-            continue
+        for value in (resource.attrs, resource.tags if isinstance(resource.tags, dict) else None):
+            try:
+                c.values |= _evaluated_secrets(value)
+            except RecursionError:  # values are size-bounded, not depth-bounded: the literals were read above
+                break
+    return c.values
+
+
+# Evaluated values are walked as they are, without the copy _known makes.
+# Up to this depth that walk and ``data(_known(value))`` see the same nodes;
+# deeper values (only hostile inputs nest this far) take the original path,
+# so that a value too deep for _known is still skipped as it always was.
+_EVALUATED_DEPTH_LIMIT = 100
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _evaluated_secrets(value: Any) -> set[str]:
+    """The secrets :meth:`_Collector.data` finds in ``_known(value)`` (same
+    result; raises RecursionError where _known does)."""
+    if value is None:
+        return set()
+    c = _Collector()
+    try:
+        c.evaluated(value)
+    except _TooDeep:
+        c = _Collector()
+        c.data(_known(value))
     return c.values
 
 

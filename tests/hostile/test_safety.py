@@ -384,3 +384,72 @@ def test_form_feed_in_a_for_each_key_stays_on_one_line(tmp_path: Path):
     for fmt in ("text", "github"):
         out = render(result, settings, fmt, root)
         assert len(out.splitlines()) == len(result.findings) + (fmt == "text"), fmt
+
+
+# ------------------------------------------- redaction fast paths -------
+
+def _original_evaluated(value):
+    """What collect_secrets did before the copy-free walk: data(_known(value))."""
+    from mlcost_lint.secrets import _Collector, _known
+
+    c = _Collector()
+    c.data(_known(value))
+    return c.values
+
+
+def _nested(depth: int, leaf):
+    value = leaf
+    for i in range(depth):
+        value = {"a": value} if i % 2 else [value]
+    return value
+
+
+def test_evaluated_values_walk_finds_what_the_known_copy_found():
+    from mlcost_lint.model.core import UNKNOWN
+    from mlcost_lint.secrets import _evaluated_secrets
+
+    shared = {"api_key": "shared-key-abc123"}
+    value = {
+        "environment": ({"name": "HF_TOKEN", "value": "hf_tuple_env_123"}, UNKNOWN),
+        "command": ("run", "--hub_token", "hf_after_a_flag_9", "--wandb-api-key=wandb_inline_88"),
+        UNKNOWN: {"password": "dropped-with-its-unknown-key-1"},
+        "script": "export DB_PASSWORD=script-pass-42 && go",
+        "secret": {"kind": "Secret", "stringData": {"plain": "only-in-the-secret-2"}},
+        "a": shared, "b": [shared, shared], "password": UNKNOWN, "token": {"default": UNKNOWN},
+    }
+    expected = {"hf_tuple_env_123", "hf_after_a_flag_9", "wandb_inline_88", "script-pass-42",
+                "only-in-the-secret-2", "shared-key-abc123"}
+    assert _original_evaluated(value) == expected
+    assert _evaluated_secrets(value) == expected
+    assert _evaluated_secrets(UNKNOWN) == set() == _original_evaluated(UNKNOWN)
+
+
+@pytest.mark.parametrize("depth", [99, 100, 101, 102, 150, 300])
+def test_deep_evaluated_values_match_the_known_copy(depth: int):
+    from mlcost_lint.secrets import _evaluated_secrets
+
+    value = _nested(depth, {"client_secret": "deep-secret-value-7"})
+    assert _evaluated_secrets(value) == _original_evaluated(value) == {"deep-secret-value-7"}
+
+
+def test_evaluated_values_too_deep_for_the_known_copy_still_raise():
+    """collect_secrets skips such a resource (RecursionError), as before."""
+    from mlcost_lint.secrets import _evaluated_secrets
+
+    value = _nested(5000, {"client_secret": "too-deep-secret-8"})
+    with pytest.raises(RecursionError):
+        _original_evaluated(value)
+    with pytest.raises(RecursionError):
+        _evaluated_secrets(value)
+
+
+def test_memoised_name_and_text_checks_answer_like_the_first_time():
+    from mlcost_lint.secrets import _Collector
+
+    for _ in range(3):
+        assert looks_secret("WANDB_API_KEY") and not looks_secret("pad_token")
+        assert not looks_secret(["WANDB_API_KEY"]) and not looks_secret(None)
+        c = _Collector()
+        c.data({"args": ["--hub_token", "hf_repeat_flag_1"], "cmd": "HF_TOKEN=hf_repeat_text_2 run",
+                "list": ["plain", {"name": "API_TOKEN", "value": "env-token-value-3"}]})
+        assert c.values == {"hf_repeat_flag_1", "hf_repeat_text_2", "env-token-value-3"}
