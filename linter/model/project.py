@@ -125,6 +125,14 @@ class Placement:
     region_location: Location | None = None
 
 
+def _by_id(items: list[Any], attr: str) -> dict[int, list[Any]]:
+    """``items`` grouped by ``id()`` of their ``attr``, in list order."""
+    out: dict[int, list[Any]] = {}
+    for item in items:
+        out.setdefault(id(getattr(item, attr)), []).append(item)
+    return out
+
+
 @dataclass(slots=True)
 class Links:
     configs: list[ConfigLink] = field(default_factory=list)
@@ -134,24 +142,46 @@ class Links:
     config_refs: list[ConfigRef] = field(default_factory=list)
     placements: list[Placement] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)   # linkers that failed on odd input
+    # Lookup indexes for the *_of helpers: (list name, attribute) -> (stamp of
+    # the list when built, links grouped by id() of that attribute). Rules ask
+    # per object, and a scan of the whole list per question made the rules
+    # quadratic in the project size. Rebuilt whenever the list changed (the
+    # stamp is its identity, length and first/last items), and every answer is
+    # filtered by identity, so a stale or reused id() can never leak a link.
+    _indexes: dict[tuple[str, str], tuple[tuple[int, int, int, int], dict[int, list[Any]]]] = field(
+        default_factory=dict, repr=False, compare=False)
+    # Indexes rules derive from the finished links, by owner name
+    # ("gpu_training"): each owner stamps and rebuilds its own entry.
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def _lookup(self, name: str, attr: str, obj: Any) -> list[Any]:
+        items: list[Any] = getattr(self, name)
+        stamp = (id(items), len(items), id(items[0]) if items else 0, id(items[-1]) if items else 0)
+        cached = self._indexes.get((name, attr))
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, _by_id(items, attr))
+            self._indexes[(name, attr)] = cached
+        return [item for item in cached[1].get(id(obj), ()) if getattr(item, attr) is obj]
 
     def configs_of(self, workload: Workload) -> list[ConfigLink]:
-        return [c for c in self.configs if c.workload is workload]
+        return self._lookup("configs", "workload", workload)
 
     def workloads_of(self, config: TrainingConfig) -> list[ConfigLink]:
-        return [c for c in self.configs if c.config is config]
+        return self._lookup("configs", "config", config)
+
+    def configs_of_container(self, container: Container) -> list[ConfigLink]:
+        """The config links of one container, in link order."""
+        return self._lookup("configs", "container", container)
 
     def pools_of(self, template: PodTemplate) -> list[PoolLink]:
-        return [p for p in self.pools if p.template is template]
+        return self._lookup("pools", "template", template)
 
     def launches_of(self, container: Container) -> list[Launch]:
-        return [launch for launch in self.launches if launch.container is container]
+        return self._lookup("launches", "container", container)
 
     def placement_of(self, template: PodTemplate) -> Placement | None:
-        for p in self.placements:
-            if p.template is template:
-                return p
-        return None
+        found = self._lookup("placements", "template", template)
+        return found[0] if found else None
 
 
 @dataclass(slots=True)

@@ -25,7 +25,7 @@ RANKED_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 
 
 def container_links(project: Project, container: Container) -> list[ConfigLink]:
-    links = [c for c in project.links.configs if c.container is container]
+    links = project.links.configs_of_container(container)
     return sorted(links, key=lambda c: c.via is not None)
 
 
