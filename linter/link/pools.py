@@ -49,7 +49,7 @@ from mlcost_lint.link.regions import zone_to_region
 Pool = NodePool
 
 __all__ = ["Pool", "Selector", "selector_of", "pools_of", "link_pools", "linked_pool", "match_pool",
-           "tolerates_all", "place"]
+           "tolerates_all", "place", "PoolIndex"]
 
 
 def pools_of(project: Project) -> list[NodePool]:
@@ -164,25 +164,133 @@ class LinkResult:
     evidence: Location | None
 
 
-def link_template(workload: Workload, template: PodTemplate, pools: list[Pool]) -> LinkResult:
+def _label_key(label: str, value: Any) -> tuple[str, str]:
+    """The index key under which :func:`_eq` finds ``value`` for ``label``."""
+    text = str(value)
+    if label in INSTANCE_TYPE_LABELS or label.endswith("capacityType") or label.endswith("scalesetpriority"):
+        text = text.lower()
+    return label, text
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+_BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+@dataclass(slots=True)
+class PoolIndex:
+    """The pools of a project with the per-pool facts :func:`link_template`
+    needs, computed once, and indexes that give each template only the pools
+    it could be linked to (every candidate is still checked in full by
+    :func:`match_pool` / :func:`tolerates_all`, in pool order, so the answer is
+    the one a scan of every pool gives):
+
+    - ``by_label``: (label, value) -> pools whose label identifies them in a
+      selector (a pool-name label of their cloud, or a user label) — the only
+      pools rule 1 can name;
+    - ``by_type``: lower-case instance type -> pools with known node types
+      offering it — the only pools rule 2 can pick;
+    - ``by_taint_key``: taint key -> GPU pools with known, non-empty taints
+      that have a NoSchedule / NoExecute taint with that key — the only pools
+      rule 3 can pick (``taint_unindexed``: such pools whose taint key cannot
+      be a dict key, checked for every template).
+    """
+
+    pools: list[Pool]
+    by_label: dict[tuple[str, str], list[int]]
+    by_type: dict[str, list[int]]
+    by_taint_key: dict[Any, list[int]]
+    taint_unindexed: list[int]
+
+    @classmethod
+    def build(cls, pools: list[Pool]) -> "PoolIndex":
+        by_label: dict[tuple[str, str], list[int]] = {}
+        by_type: dict[str, list[int]] = {}
+        by_taint_key: dict[Any, list[int]] = {}
+        taint_unindexed: list[int] = []
+        for i, pool in enumerate(pools):
+            name_labels = POOL_NAME_LABELS.get(pool.cloud, ())
+            for label, value in pool.labels.items():
+                if value is UNKNOWN or not isinstance(label, str):
+                    continue
+                if label in INSTANCE_TYPE_LABELS or label in REGION_LABELS:
+                    continue  # match_pool decides these from node_types / region, never identifying
+                if label in name_labels or not is_cloud_set_label(label):
+                    by_label.setdefault(_label_key(label, value), []).append(i)
+            if pool.node_types is not UNKNOWN:
+                for t in {str(t).lower() for t in pool.node_types}:
+                    by_type.setdefault(t, []).append(i)
+            if pool.taints is UNKNOWN or not pool.taints or pool.has_gpu() is not True:
+                continue
+            keys = {id(t.key): t.key for t in pool.taints if t.effect in _BLOCKING_EFFECTS}
+            for key in keys.values():
+                if _hashable(key):
+                    if i not in by_taint_key.get(key, ()):
+                        by_taint_key.setdefault(key, []).append(i)
+                elif i not in taint_unindexed:
+                    taint_unindexed.append(i)
+        return cls(pools, by_label, by_type, by_taint_key, taint_unindexed)
+
+    def named_candidates(self, sel: Selector) -> list[Pool]:
+        found: set[int] = set()
+        for key, (value, _loc, _source) in sel.pairs.items():
+            found.update(self.by_label.get(_label_key(key, value), ()))
+        return [self.pools[i] for i in sorted(found)]
+
+    def type_candidates(self, sel: Selector) -> list[Pool]:
+        found: set[int] | None = None
+        for key in INSTANCE_TYPE_LABELS:
+            if key in sel.pairs:
+                have = set(self.by_type.get(sel.pairs[key][0].lower(), ()))
+                found = have if found is None else found & have
+        return [self.pools[i] for i in sorted(found or ())]
+
+    def taint_candidates(self, template: PodTemplate) -> list[Pool]:
+        found: set[int] = set(self.taint_unindexed)
+        for tol in template.tolerations:
+            key = tol.get("key")
+            if _hashable(key):
+                found.update(self.by_taint_key.get(key, ()))
+            else:
+                found.update(i for ids in self.by_taint_key.values() for i in ids)
+        return [self.pools[i] for i in sorted(found)]
+
+
+def link_template(workload: Workload, template: PodTemplate, pools: list[Pool],
+                  index: PoolIndex | None = None) -> LinkResult:
+    """Link one template to a pool (rules 1-3 of the module docstring).
+    ``index``: :meth:`PoolIndex.build` of ``pools``, built once by the caller
+    that links many templates."""
+    if index is None:
+        index = PoolIndex.build(pools)
     sel = selector_of(template)
     named: list[tuple[Pool, list[str]]] = []
-    by_type: list[Pool] = []
-    for pool in pools:
+    for pool in index.named_candidates(sel):
         m = match_pool(sel, pool)
         if m.contradicted or tolerates_all(template, pool) is False:
             continue
         if m.identifying:
             named.append((pool, m.identifying))
-        elif any(k in INSTANCE_TYPE_LABELS for k in sel.pairs) and pool.node_types is not UNKNOWN:
-            by_type.append(pool)
     if named:
         if len(named) == 1:
             pool, sources = named[0]
-            key = sources[0].split()[-1].split("=")[0]
             loc = next((l for k, (_, l, s) in sel.pairs.items() if s == sources[0]), template.loc())
             return LinkResult(pool, sources[0], loc)
         return LinkResult(None, "", None)
+    by_type: list[Pool] = []
+    if any(k in INSTANCE_TYPE_LABELS for k in sel.pairs):
+        for pool in index.type_candidates(sel):
+            m = match_pool(sel, pool)
+            if m.contradicted or tolerates_all(template, pool) is False:
+                continue
+            # A pool that identifies itself was named above; none was.
+            by_type.append(pool)
     if by_type:
         if len(by_type) == 1:
             key = next(k for k in sel.pairs if k in INSTANCE_TYPE_LABELS)
@@ -193,12 +301,10 @@ def link_template(workload: Workload, template: PodTemplate, pools: list[Pool]) 
     if gpus is UNKNOWN or gpus == 0 or not template.tolerations:
         return LinkResult(None, "", None)
     candidates = []
-    for pool in pools:
-        if pool.has_gpu() is not True or pool.taints is UNKNOWN or not pool.taints:
-            continue
+    for pool in index.taint_candidates(template):
         if match_pool(sel, pool).contradicted or tolerates_all(template, pool) is not True:
             continue
-        specific = [t for t in pool.taints if t.effect in ("NoSchedule", "NoExecute")
+        specific = [t for t in pool.taints if t.effect in _BLOCKING_EFFECTS
                     and any(tol.get("key") == t.key for tol in template.tolerations)]
         if specific:
             candidates.append((pool, specific[0]))
@@ -293,9 +399,10 @@ def _irrelevant_label(key: str) -> bool:
 
 def link_pools(project: Project) -> None:
     pools = pools_of(project)
+    index = PoolIndex.build(pools)
     for workload in project.kubernetes.workloads:
         for template in workload.templates:
-            result = link_template(workload, template, pools) if pools else LinkResult(None, "", None)
+            result = link_template(workload, template, pools, index) if pools else LinkResult(None, "", None)
             if result.pool is not None and result.evidence is not None:
                 project.links.pools.append(PoolLink(workload, template, result.pool.resource, result.evidence,
                                                     result.how, block=result.pool.block_path, detail=result.pool))
