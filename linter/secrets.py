@@ -295,8 +295,7 @@ class _Collector:
             stack.extend(block.blocks)
 
     def hcl_expr(self, expr: Any, secret: bool) -> None:
-        from mlcost_lint.parse import hcl as H
-
+        H = _hcl()
         stack = [(expr, secret)]
         while stack:
             node, is_secret = stack.pop()
@@ -362,10 +361,23 @@ def _text_values(text: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+_HCL_MODULE: Any = None
+
+
+def _hcl() -> Any:
+    """mlcost_lint.parse.hcl, imported on first use (an import statement in
+    the per-expression helpers cost 170k import look-ups a run)."""
+    global _HCL_MODULE
+    if _HCL_MODULE is None:
+        from mlcost_lint.parse import hcl
+
+        _HCL_MODULE = hcl
+    return _HCL_MODULE
+
+
 def _literal(expr: Any) -> Any:
     """The constant value of a literal or a template with only text, else None."""
-    from mlcost_lint.parse import hcl as H
-
+    H = _hcl()
     if isinstance(expr, H.Literal):
         return expr.value
     if isinstance(expr, H.Template) and all(isinstance(p, str) for p in expr.parts):
@@ -477,6 +489,8 @@ def redact_findings(findings: list, project: Any) -> frozenset[str]:
     address and related messages, and escape control characters in them
     (in place); returns the secret values."""
     secrets = frozenset(collect_secrets(project))
+    if not findings:  # the secrets are still returned: reporters hide them from source lines
+        return secrets
     redactor = Redactor(secrets)
 
     def clean(text: str) -> str:
