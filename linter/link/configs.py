@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from mlcost_lint.model.core import Location
-from mlcost_lint.model.kubernetes import Container, PodTemplate, Workload
+from mlcost_lint.model.kubernetes import ConfigMap, Container, PodTemplate, Workload
 from mlcost_lint.model.project import ConfigLink, ConfigRef, Project
 from mlcost_lint.model.training import TrainingConfig
 from mlcost_lint.link.shell import Word, container_words, program_of, word_location
@@ -63,10 +63,15 @@ def path_parts(text: str) -> tuple[str, ...] | None:
 
 @dataclass(slots=True)
 class ConfigIndex:
-    """File-backed training configs by path components, for suffix matching."""
+    """File-backed training configs by path components, for suffix matching.
+    ``by_suffix``: every trailing run of components (``("sft.yaml",)``,
+    ``("configs", "sft.yaml")``, ...) -> the config paths ending in it, so a
+    lookup costs the length of the path, not the number of configs sharing
+    its file name (the same ``accelerate.yaml`` in every project)."""
 
     by_path: dict[tuple[str, ...], list[TrainingConfig]] = field(default_factory=dict)
     by_basename: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
+    by_suffix: dict[tuple[str, ...], list[tuple[str, ...]]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, configs: list[TrainingConfig]) -> "ConfigIndex":
@@ -77,9 +82,12 @@ class ConfigIndex:
             parts = tuple(p for p in config.path.replace("\\", "/").split("/") if p not in ("", "."))
             if not parts:
                 continue
+            known = parts in index.by_path
             index.by_path.setdefault(parts, []).append(config)
-            if parts not in index.by_basename.setdefault(parts[-1], []):
-                index.by_basename[parts[-1]].append(parts)
+            if not known:
+                index.by_basename.setdefault(parts[-1], []).append(parts)
+                for k in range(1, len(parts) + 1):
+                    index.by_suffix.setdefault(parts[-k:], []).append(parts)
         return index
 
     def resolve(self, parts: tuple[str, ...] | None) -> tuple[list[TrainingConfig], str] | None:
@@ -91,14 +99,13 @@ class ConfigIndex:
         candidates = self.by_basename.get(parts[-1])
         if not candidates:
             return None
-        scored: list[tuple[int, tuple[str, ...]]] = []
-        for cand in candidates:
-            n = 0
-            while n < len(parts) and n < len(cand) and parts[-1 - n] == cand[-1 - n]:
-                n += 1
-            scored.append((n, cand))
-        best = max(n for n, _ in scored)
-        winners = [c for n, c in scored if n == best]
+        # The longest trailing run of ``parts`` some config path ends in: the
+        # configs ending in it share exactly that many components with
+        # ``parts`` (more would make a longer run).
+        best = 1
+        while best < len(parts) and parts[-best - 1:] in self.by_suffix:
+            best += 1
+        winners = self.by_suffix[parts[-best:]]
         if len(winners) != 1:
             return None
         if best == 1 and len(candidates) != 1:
@@ -216,6 +223,25 @@ def _same_namespace(a: str | None, b: str | None) -> bool:
     return a is None or b is None or a == b
 
 
+def config_maps_named(project: Project, name: str) -> list[ConfigMap]:
+    """The ConfigMaps called ``name``, in scan order, from an index built once
+    per ConfigMap list (a scan of every ConfigMap per mounted volume made the
+    link stage quadratic)."""
+    config_maps = project.kubernetes.config_maps
+    stamp = (id(config_maps), len(config_maps))
+    cached = project.links.derived.get(_CONFIG_MAPS_KEY)
+    if cached is None or cached[0] != stamp:
+        by_name: dict[str, list[ConfigMap]] = {}
+        for cm in config_maps:
+            by_name.setdefault(cm.name, []).append(cm)
+        cached = (stamp, by_name)
+        project.links.derived[_CONFIG_MAPS_KEY] = cached
+    return cached[1].get(name, [])
+
+
+_CONFIG_MAPS_KEY = "link.config_maps_by_name"
+
+
 def _embedded(project: Project) -> dict[tuple[str, str], list[TrainingConfig]]:
     out: dict[tuple[str, str], list[TrainingConfig]] = {}
     for config in project.training:
@@ -235,20 +261,19 @@ def link_configs(project: Project, index: ConfigIndex) -> None:
     """Fill ``project.links.configs`` (direct links) and ``config_refs``, then
     add the configs reached through references as links ``via`` the first."""
     embedded = _embedded(project)
-    config_maps = project.kubernetes.config_maps
     links: list[ConfigLink] = []
     seen: set[tuple[int, int]] = set()
     for workload in project.kubernetes.workloads:
         for template in workload.templates:
             for container in template.containers:
-                _link_container(workload, template, container, index, embedded, config_maps, links, seen)
+                _link_container(project, workload, template, container, index, embedded, links, seen)
     project.links.configs.extend(links)
     project.links.config_refs.extend(config_references(project, index))
     _follow_references(project, seen)
 
 
-def _link_container(workload: Workload, template: PodTemplate, container: Container, index: ConfigIndex,
-                    embedded: dict[tuple[str, str], list[TrainingConfig]], config_maps: list,
+def _link_container(project: Project, workload: Workload, template: PodTemplate, container: Container,
+                    index: ConfigIndex, embedded: dict[tuple[str, str], list[TrainingConfig]],
                     links: list[ConfigLink], seen: set[tuple[int, int]]) -> None:
     words: list[Word] = []
     for command in program_of(container).commands:
@@ -280,8 +305,8 @@ def _link_container(workload: Workload, template: PodTemplate, container: Contai
                                                  f"env {name} ({match})"))
     # Mounted ConfigMaps holding a training config.
     for mounted in mounted_files(template, container):
-        cms = [cm for cm in config_maps if cm.name == mounted.config_map
-               and _same_namespace(cm.namespace, workload.namespace)]
+        cms = [cm for cm in config_maps_named(project, mounted.config_map)
+               if _same_namespace(cm.namespace, workload.namespace)]
         if len(cms) != 1:
             continue
         cm = cms[0]
@@ -356,7 +381,7 @@ def _follow_references(project: Project, seen: set[tuple[int, int]]) -> None:
 
 
 def configs_for_container(project: Project, container: Container) -> list[ConfigLink]:
-    return [c for c in project.links.configs if c.container is container]
+    return project.links.configs_of_container(container)
 
 
 def location_text(loc: Location) -> str:

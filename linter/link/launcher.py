@@ -65,7 +65,7 @@ from mlcost_lint.model.core import UNKNOWN, Location, Maybe
 from mlcost_lint.model.kubernetes import Container, PodTemplate, Workload
 from mlcost_lint.model.project import Launch, Project
 from mlcost_lint.model.training import Framework, TrainingConfig
-from mlcost_lint.link.configs import ConfigIndex, mounted_files, path_parts
+from mlcost_lint.link.configs import ConfigIndex, config_maps_named, mounted_files, path_parts
 from mlcost_lint.link.shell import (
     Program, SimpleCommand, Word, program_of, program_of_script, word_location,
 )
@@ -812,8 +812,8 @@ def _mounted_script(path: str, project: Project, workload: Workload, template: P
     """(text, location, "ConfigMap name key k") of a script mounted at ``path``."""
     path = posixpath.normpath(path)
     for mounted in mounted_files(template, container):
-        cms = [cm for cm in project.kubernetes.config_maps if cm.name == mounted.config_map
-               and (cm.namespace is None or workload.namespace is None or cm.namespace == workload.namespace)]
+        cms = [cm for cm in config_maps_named(project, mounted.config_map)
+               if (cm.namespace is None or workload.namespace is None or cm.namespace == workload.namespace)]
         if len(cms) != 1:
             continue
         cm = cms[0]
