@@ -22,8 +22,9 @@ Ambiguity (several pools fit equally) links nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import heapq
+from dataclasses import dataclass, field
+from typing import Any, Iterator
 
 from mlcost_lint.model.capacity import (
     INSTANCE_TYPE_LABELS,
@@ -181,6 +182,7 @@ def _hashable(value: Any) -> bool:
 
 
 _BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+_ALL_NAME_LABELS = frozenset(label for names in POOL_NAME_LABELS.values() for label in names)
 
 
 @dataclass(slots=True)
@@ -207,6 +209,14 @@ class PoolIndex:
     by_type: dict[str, list[int]]
     by_taint_key: dict[Any, list[int]]
     taint_unindexed: list[int]
+    # For a pool-name or instance-type selector: the pools it does not
+    # contradict (see :meth:`allowed`). survivors[(label, value)] for a
+    # pool-name label: pools with that value; name_open[label]: pools with an
+    # unknown value or lacking the label without that contradicting them.
+    by_name_value: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    name_open: dict[str, list[int]] = field(default_factory=dict)
+    types_unknown: list[int] = field(default_factory=list)
+    gpu_tainted: list[bool] = field(default_factory=list)
 
     @classmethod
     def build(cls, pools: list[Pool]) -> "PoolIndex":
@@ -230,36 +240,78 @@ class PoolIndex:
                 continue
             keys = {id(t.key): t.key for t in pool.taints if t.effect in _BLOCKING_EFFECTS}
             for key in keys.values():
-                if _hashable(key):
-                    if i not in by_taint_key.get(key, ()):
-                        by_taint_key.setdefault(key, []).append(i)
-                elif i not in taint_unindexed:
-                    taint_unindexed.append(i)
-        return cls(pools, by_label, by_type, by_taint_key, taint_unindexed)
+                ids = by_taint_key.setdefault(key, []) if _hashable(key) else taint_unindexed
+                if not ids or ids[-1] != i:
+                    ids.append(i)
+        index = cls(pools, by_label, by_type, by_taint_key, taint_unindexed)
+        for i, pool in enumerate(pools):
+            index.gpu_tainted.append(pool.taints is not UNKNOWN and bool(pool.taints) and pool.has_gpu() is True)
+            if pool.node_types is UNKNOWN:
+                index.types_unknown.append(i)
+            own_names = POOL_NAME_LABELS.get(pool.cloud, ())
+            owned = pool_owned_labels(pool)
+            for label in _ALL_NAME_LABELS:
+                # The same decisions as match_pool for a pool-name label.
+                if label in pool.labels:
+                    value = pool.labels[label]
+                    if value is UNKNOWN:
+                        index.name_open.setdefault(label, []).append(i)
+                    else:
+                        index.by_name_value.setdefault(_label_key(label, value), []).append(i)
+                elif label in own_names and label not in owned:
+                    index.name_open.setdefault(label, []).append(i)
+        return index
 
-    def named_candidates(self, sel: Selector) -> list[Pool]:
-        found: set[int] = set()
-        for key, (value, _loc, _source) in sel.pairs.items():
-            found.update(self.by_label.get(_label_key(key, value), ()))
-        return [self.pools[i] for i in sorted(found)]
-
-    def type_candidates(self, sel: Selector) -> list[Pool]:
+    def allowed(self, sel: Selector) -> list[int] | None:
+        """The pools (ids, in pool order) that no pool-name or instance-type
+        label of the selector contradicts, or None when it has no such label.
+        match_pool contradicts every other pool, and all three rules skip a
+        contradicted pool."""
         found: set[int] | None = None
-        for key in INSTANCE_TYPE_LABELS:
-            if key in sel.pairs:
-                have = set(self.by_type.get(sel.pairs[key][0].lower(), ()))
-                found = have if found is None else found & have
-        return [self.pools[i] for i in sorted(found or ())]
+        for key, (value, _loc, _source) in sel.pairs.items():
+            if key in INSTANCE_TYPE_LABELS:
+                ids = set(self.types_unknown)
+                ids.update(self.by_type.get(value.lower(), ()))
+            elif key in _ALL_NAME_LABELS:
+                ids = set(self.name_open.get(key, ()))
+                ids.update(self.by_name_value.get(_label_key(key, value), ()))
+            else:
+                continue
+            found = ids if found is None else found & ids
+        return None if found is None else sorted(found)
 
-    def taint_candidates(self, template: PodTemplate) -> list[Pool]:
-        found: set[int] = set(self.taint_unindexed)
+    # Each index list is in pool order; the candidates come out merged, in
+    # pool order, lazily: the caller stops at the second pool that fits
+    # (two make the link ambiguous), so a label every pool shares (the same
+    # node group name in every project) does not cost a scan per template.
+    def named_candidates(self, sel: Selector) -> Iterator[Pool]:
+        lists = [self.by_label.get(_label_key(key, value), ()) for key, (value, _loc, _source) in sel.pairs.items()]
+        return self._pools(lists)
+
+    def type_candidates(self, sel: Selector) -> Iterator[Pool]:
+        lists = [self.by_type.get(sel.pairs[key][0].lower(), ()) for key in INSTANCE_TYPE_LABELS if key in sel.pairs]
+        # match_pool rejects a pool lacking any of the selected types: the
+        # pools of one list are enough to try.
+        return self._pools([min(lists, key=len)] if lists else [])
+
+    def taint_candidates(self, template: PodTemplate) -> Iterator[Pool]:
+        lists: list[Any] = [self.taint_unindexed]
         for tol in template.tolerations:
             key = tol.get("key")
             if _hashable(key):
-                found.update(self.by_taint_key.get(key, ()))
+                lists.append(self.by_taint_key.get(key, ()))
             else:
-                found.update(i for ids in self.by_taint_key.values() for i in ids)
-        return [self.pools[i] for i in sorted(found)]
+                lists.extend(self.by_taint_key.values())
+        return self._pools(lists)
+
+    def _pools(self, lists: list[Any]) -> Iterator[Pool]:
+        lists = [ids for ids in lists if ids]
+        merged = lists[0] if len(lists) == 1 else heapq.merge(*lists)
+        last = -1
+        for i in merged:
+            if i != last:
+                last = i
+                yield self.pools[i]
 
 
 def link_template(workload: Workload, template: PodTemplate, pools: list[Pool],
@@ -270,13 +322,18 @@ def link_template(workload: Workload, template: PodTemplate, pools: list[Pool],
     if index is None:
         index = PoolIndex.build(pools)
     sel = selector_of(template)
+    # A selector naming a pool (or an instance type) contradicts every other
+    # pool: then only the few it allows are tried, by each rule's own test.
+    allowed = index.allowed(sel)
     named: list[tuple[Pool, list[str]]] = []
-    for pool in index.named_candidates(sel):
+    for pool in index.named_candidates(sel) if allowed is None else (index.pools[i] for i in allowed):
         m = match_pool(sel, pool)
         if m.contradicted or tolerates_all(template, pool) is False:
             continue
         if m.identifying:
             named.append((pool, m.identifying))
+            if len(named) == 2:
+                break  # ambiguous
     if named:
         if len(named) == 1:
             pool, sources = named[0]
@@ -285,12 +342,15 @@ def link_template(workload: Workload, template: PodTemplate, pools: list[Pool],
         return LinkResult(None, "", None)
     by_type: list[Pool] = []
     if any(k in INSTANCE_TYPE_LABELS for k in sel.pairs):
-        for pool in index.type_candidates(sel):
+        for pool in index.type_candidates(sel) if allowed is None else \
+                (index.pools[i] for i in allowed if index.pools[i].node_types is not UNKNOWN):
             m = match_pool(sel, pool)
             if m.contradicted or tolerates_all(template, pool) is False:
                 continue
             # A pool that identifies itself was named above; none was.
             by_type.append(pool)
+            if len(by_type) == 2:
+                break  # ambiguous
     if by_type:
         if len(by_type) == 1:
             key = next(k for k in sel.pairs if k in INSTANCE_TYPE_LABELS)
@@ -301,13 +361,16 @@ def link_template(workload: Workload, template: PodTemplate, pools: list[Pool],
     if gpus is UNKNOWN or gpus == 0 or not template.tolerations:
         return LinkResult(None, "", None)
     candidates = []
-    for pool in index.taint_candidates(template):
+    for pool in index.taint_candidates(template) if allowed is None else \
+            (index.pools[i] for i in allowed if index.gpu_tainted[i]):
         if match_pool(sel, pool).contradicted or tolerates_all(template, pool) is not True:
             continue
         specific = [t for t in pool.taints if t.effect in _BLOCKING_EFFECTS
                     and any(tol.get("key") == t.key for tol in template.tolerations)]
         if specific:
             candidates.append((pool, specific[0]))
+            if len(candidates) == 2:
+                break  # ambiguous
     if len(candidates) == 1:
         pool, taint = candidates[0]
         i = next(i for i, tol in enumerate(template.tolerations) if tol.get("key") == taint.key)
