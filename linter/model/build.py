@@ -53,8 +53,11 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
                          lambda doc=doc: add_document(project.kubernetes, doc))
             else:
                 _guarded(pf, doc.start_line, "training config", lambda doc=doc: _add_training(project, doc))
+    by_path: dict[str, ParsedFile] = {}
+    for pf in parsed:
+        by_path.setdefault(pf.path, pf)
     for cm in project.kubernetes.config_maps:
-        owner = next((pf for pf in parsed if pf.path == cm.document.path), None)
+        owner = by_path.get(cm.document.path)
         if owner is not None:
             _guarded(owner, cm.loc().line, "ConfigMap data", lambda cm=cm: _add_embedded(project, cm))
     if terraform_files or var_files:
