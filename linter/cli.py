@@ -40,7 +40,8 @@ class _DefaultToCheck(click.Group):
 @click.version_option(__version__, "--version", prog_name="mlcost-lint", message="%(prog)s %(version)s")
 def cli() -> None:
     """Find cost waste in ML training infrastructure: Terraform, Kubernetes
-    manifests and training configs. Run `mlcost-lint PATHS` (default `.`)."""
+    manifests and training configs. Run `mlcost-lint PATHS` (default `.`);
+    every option of a lint run is listed by `mlcost-lint check --help`."""
 
 
 @cli.command("check", context_settings={"help_option_names": ["-h", "--help"]})
