@@ -62,3 +62,23 @@ def triples(result, code: str | None = None) -> list[tuple[str, str, int, str]]:
     return [(f.code, f.location.path, f.location.line, f.message)
             for f in result.findings if code is None or f.code == code]
 
+
+
+# -- rule fixture tables -----------------------------------------------------
+# Rule tests whose fixtures are one folder per case (`positive/<case>`,
+# `negative/<case>`) with an EXPECTED table {case: [(code, path, line, message)]}.
+
+def fixture_case_names(base: Path) -> list[str]:
+    """Every `<kind>/<case>` folder under a rule's fixture folder."""
+    return sorted(f"{kind.name}/{case.name}" for kind in base.iterdir() for case in kind.iterdir())
+
+
+def cli_json_findings(target: str, code: str, cwd: Path) -> tuple[CliResult, list[tuple[str, str, int, str]]]:
+    """Run the real CLI with --format json --select CODE on ``target`` and
+    return the result and its (code, path, line, message) findings."""
+    import json
+
+    res = run_cli(target, "--format", "json", "--select", code, "--no-cache", cwd=cwd)
+    found = [(f["code"], f["path"], f["line"], f["message"]) for f in json.loads(res.out)["findings"]] \
+        if res.out.strip() else []
+    return res, found

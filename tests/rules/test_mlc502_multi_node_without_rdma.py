@@ -3,11 +3,9 @@ once through the real CLI."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from mlc_testing import FIXTURES, lint_dir, run_cli, triples
+from mlc_testing import FIXTURES, cli_json_findings, fixture_case_names, lint_dir, triples
 
 CODE = "MLC502"
 BASE = FIXTURES / "rules" / CODE
@@ -43,13 +41,11 @@ def test_fixture(case):
 
 
 def test_every_fixture_case_is_listed():
-    found = sorted(f"{k.name}/{c.name}" for k in BASE.iterdir() for c in k.iterdir())
-    assert found == sorted(EXPECTED)
+    assert fixture_case_names(BASE) == sorted(EXPECTED)
 
 
 def test_cli_json():
     case = next(c for c in sorted(EXPECTED) if c.startswith("positive/"))
-    res = run_cli(case, "--format", "json", "--select", CODE, "--no-cache", cwd=BASE)
+    res, got = cli_json_findings(case, CODE, BASE)
     assert res.code == 1, res.err
-    got = [(f["code"], f["path"], f["line"], f["message"]) for f in json.loads(res.out)["findings"]]
     assert got == EXPECTED[case]
