@@ -122,6 +122,31 @@ _MPI_NP = ("-np", "--np", "-n", "--n", "-c")
 _MPI_PER_NODE = ("-npernode", "--npernode", "-N", "-ppn", "-perhost")
 _MPI_HOSTFILE_ENV = re.compile(r"(HOSTFILE|HOST_FILE|MACHINEFILE|OMPI_MCA_orte_default_hostfile)", re.I)
 _PYTHON_VALUES = frozenset({"-X", "-W", "-Q"})
+# Inference servers: one process drives several GPUs through tensor,
+# pipeline or data parallelism, so the GPUs it uses are the product of these
+# flags, not a rank count. Written flags only: without them the server may
+# read its parallelism from a config file or its environment, so the count
+# is unknown rather than the engine's default of 1.
+@dataclass(frozen=True, slots=True)
+class ServingEngine:
+    name: str
+    parallel_flags: tuple[tuple[str, ...], ...]   # each inner tuple: spellings of one factor
+
+
+_VLLM = ServingEngine("vllm", (("--tensor-parallel-size", "-tp"), ("--pipeline-parallel-size", "-pp"),
+                               ("--data-parallel-size", "-dp")))
+_SGLANG = ServingEngine("sglang", (("--tp-size", "--tp", "--tensor-parallel-size"),
+                                   ("--dp-size", "--dp", "--data-parallel-size"),
+                                   ("--pp-size", "--pipeline-parallel-size")))
+_TGI = ServingEngine("text-generation-launcher", (("--num-shard",),))
+_SERVING_MODULES = {
+    "vllm.entrypoints.openai.api_server": _VLLM,
+    "vllm.entrypoints.api_server": _VLLM,
+    "sglang.launch_server": _SGLANG,
+}
+# (command, first argument or None) -> engine
+_SERVING_COMMANDS = {("vllm", "serve"): _VLLM, ("text-generation-launcher", None): _TGI,
+                     ("sglang", "serve"): _SGLANG}
 # Python modules that are launchers, and ones that are not training.
 _PYTHON_LAUNCH_MODULES = {
     "torch.distributed.run": "torchrun",
@@ -716,6 +741,8 @@ def _python(first: Word, words: list[Word], ctx: Context) -> Found | None:
         module = module_word.text or ""
         launcher = _PYTHON_LAUNCH_MODULES.get(module)
         shown = f"{name} -m {module}"
+        if module in _SERVING_MODULES:
+            return _serving(_SERVING_MODULES[module], module_word, rest, shown)
         if launcher == "torchrun":
             return _torchrun(shown, first, rest, ctx)
         if launcher == "accelerate":
@@ -736,6 +763,33 @@ def _python(first: Word, words: list[Word], ctx: Context) -> Found | None:
     return Found("python", 1, None, script, f"{name} {script.shown}", distributed=False)
 
 
+def _serving(engine: ServingEngine, first: Word, words: list[Word], shown_name: str) -> Found:
+    """GPUs an inference server spreads itself over: the product of its
+    parallelism flags as written anywhere on the line (the model name may
+    come first)."""
+    ranks: Maybe[int] = 1
+    written: list[str] = []
+    evidence: Word | None = None
+    for spellings in engine.parallel_flags:
+        for i, w in enumerate(words):
+            name, eq, value = w.text.partition("=") if w.text.startswith("--") else (w.text, "", "")
+            name = norm_flag(name)
+            if name not in spellings:
+                continue
+            if not eq:
+                value = words[i + 1].text if i + 1 < len(words) else ""
+            count = count_of(value)
+            evidence = evidence or w
+            written.append(w.shown if eq or i + 1 >= len(words) else f"{w.shown} {words[i + 1].shown}")
+            ranks = UNKNOWN if count is UNKNOWN or count is None or ranks is UNKNOWN else ranks * count
+            break
+    if evidence is None:
+        return Found(engine.name, UNKNOWN, None, first, shown_name,
+                     unknown_reason=f"{engine.name} sets its GPU count from flags not written here")
+    return Found(engine.name, ranks, None, evidence, f"{shown_name} {' '.join(written)}",
+                 ranks_what=f"the GPUs {engine.name} spreads one server over")
+
+
 def parse_command(command: SimpleCommand, ctx: Context) -> Found | None:
     words = command.words
     first = words[0]
@@ -743,6 +797,10 @@ def parse_command(command: SimpleCommand, ctx: Context) -> Found | None:
     rest = words[1:]
     if name == "torchrun":
         return _torchrun("torchrun", first, rest, ctx)
+    sub = rest[0].text if rest else None
+    engine = _SERVING_COMMANDS.get((name, sub)) or _SERVING_COMMANDS.get((name, None))
+    if engine is not None:
+        return _serving(engine, first, rest, f"{name} {sub}" if (name, sub) in _SERVING_COMMANDS else name)
     if name == "accelerate" and rest and rest[0].text == "launch":
         return _accelerate("accelerate launch", first, rest[1:], ctx)
     if name == "deepspeed":

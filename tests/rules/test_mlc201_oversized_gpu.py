@@ -28,6 +28,9 @@ EXPECTED = {
         ('MLC201', 'positive/ranks_off_command_line/jobs.yaml', 22, 'PyTorchJob mistral-pretrain requests 8 x nvidia.com/gpu per Worker but starts torchrun (no --nproc_per_node: PET_NPROC_PER_NODE from nprocPerNode: 4) (positive/ranks_off_command_line/jobs.yaml:9): 4 GPUs idle; request 4 or start 8 ranks'),
         ('MLC201', 'positive/ranks_off_command_line/jobs.yaml', 43, 'Job vit-finetune requests 4 x nvidia.com/gpu but starts torchrun (no --nproc_per_node: PET_NPROC_PER_NODE=2 in the container env) (positive/ranks_off_command_line/jobs.yaml:38): 2 GPUs idle; request 2 or start 4 ranks'),
     ],
+    'positive/serving_engine': [
+        ('MLC201', 'positive/serving_engine/vllm.yaml', 24, 'Deployment vllm-gemma requests 2 x nvidia.com/gpu but starts python3 -m vllm.entrypoints.openai.api_server --tensor-parallel-size=1 (positive/serving_engine/vllm.yaml:20): 1 GPU idle; request 1 or start 2 ranks'),
+    ],
     'positive/small_model': [
         ('MLC201', 'positive/small_model/k8s/job.yaml', 17, 'Job qwen-sft-small trains Qwen/Qwen2.5-0.5B on 8 x H100-80 GPUs of p5.48xlarge (80 GiB each; GPU type from node group/pool aws_eks_node_group.h100): the memory estimate (500M params x 16 B/param (full fine-tune, mixed precision, Adam) = 7.5 GiB per GPU, activations not counted) fills 9% of each GPU (under 25%); a GPU with at most half the memory fits, e.g. p4d.24xlarge (A100-40, 40 GiB)'),
     ],
@@ -40,6 +43,8 @@ EXPECTED = {
     'negative/nproc_variable': [
     ],
     'negative/ray_python': [
+    ],
+    'negative/serving_engine_parallel': [
     ],
     'negative/unknown_model_and_type': [
     ],
