@@ -43,6 +43,10 @@ Read from the simple commands a container runs (:mod:`.shell`):
   in the scan makes the container's rank count unknown.
 - ``axolotl train``, ``horovodrun``, ``srun``, ``ray job submit`` (runs
   elsewhere), ``ray start``, ``colossalai``, ``llamafactory-cli``: unknown.
+- inference servers (``vllm serve``, ``python -m vllm.entrypoints...``,
+  ``python -m sglang.launch_server``, ``text-generation-launcher``): one
+  process spread over tensor x pipeline x data parallel GPUs, from the flags
+  written on the line (``ServingEngine``); no flag written is unknown.
 - bare ``python script.py`` / ``python -m module``: one rank, except (rules.md
   Settled questions) when its linked config is Lightning or NeMo, when it
   runs Ray, or on TPU: unknown. Background (``&``) or looped pythons: unknown.
