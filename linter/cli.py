@@ -51,6 +51,8 @@ def cli() -> None:
                    "line, a caret and the fix), json, sarif, github (Actions annotations).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
 @click.option("--select", multiple=True, help="Only these rules: codes, prefixes (MLC2) or names; comma-separated.")
+@click.option("--extend-select", multiple=True,
+              help="Add these rules to the default set (or to select): codes, prefixes or names; comma-separated.")
 @click.option("--ignore", multiple=True, help="Skip these rules: codes, prefixes or names; comma-separated.")
 @click.option("--fail-on", type=click.Choice(FAIL_ON), default="warning", show_default=True,
               help="Exit 1 when a finding is at or above this level.")
@@ -76,7 +78,8 @@ def cli() -> None:
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parse processes (default: CPU count).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the parse cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None, help="Cache folder (default .mlcost_lint_cache).")
-def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[str, ...], ignore: tuple[str, ...],
+def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[str, ...],
+          extend_select: tuple[str, ...], ignore: tuple[str, ...],
           fail_on: str, exit_zero: bool, statistics: bool, config_file: str | None, baseline_file: str | None,
           write_baseline_file: str | None, baseline_report_stale: bool, apply_fix: bool, show_diff: bool,
           project_root: str | None, no_project_context: bool, var_file: tuple[str, ...],
@@ -88,7 +91,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
     located in those files."""
     from mlcost_lint.baseline import BaselineError
     from mlcost_lint.config import ConfigError, load_settings
-    from mlcost_lint.engine import check_selectors, selected_rules
+    from mlcost_lint.engine import check_selectors, selected_rules, selection_notices
     from mlcost_lint.pipeline import LintOptions
 
     targets = list(paths) or ["."]
@@ -97,15 +100,17 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
     try:
         first = Path(targets[0]) if targets[0] != "-" else Path.cwd()
         settings = load_settings(Path(config_file) if config_file else None, first)
-        cli_select, cli_ignore = _split(select), _split(ignore)
+        cli_select, cli_extend, cli_ignore = _split(select), _split(extend_select), _split(ignore)
         if settings.source:
-            check_selectors(settings.select + settings.ignore, settings.source)
+            check_selectors(settings.select + settings.extend_select + settings.ignore, settings.source)
             for pattern, codes in settings.per_file_ignores.items():
                 check_selectors(codes, f"{settings.source}: per-file-ignores '{pattern}'")
         check_selectors(cli_select, "--select")
+        check_selectors(cli_extend, "--extend-select")
         check_selectors(cli_ignore, "--ignore")
         if cli_select:
             settings.select = cli_select
+        settings.extend_select = [*settings.extend_select, *cli_extend]
         settings.ignore = [*settings.ignore, *cli_ignore]
         cli_vars = {}
         for item in tf_vars:
@@ -147,7 +152,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
         from mlcost_lint.fix import fixes_for
 
         fixable = frozenset(id(f) for f, _ in fixes_for(run.findings, run.result.project))
-    _emit(run, rules, fmt, output, statistics, fixable)
+    _emit(run, rules, fmt, output, statistics, fixable, selection_notices(settings, rules))
     if exit_zero or fail_on == "never":
         sys.exit(0)
     threshold = _LEVEL_RANK[fail_on]
@@ -291,13 +296,13 @@ def _report_stale(stale: list[Any], baseline_file: str) -> None:
 
 
 def _emit(run: _Run, rules: list[Any], fmt: str, output: str | None, statistics: bool,
-          fixable: frozenset[int]) -> None:
+          fixable: frozenset[int], notices: list[str]) -> None:
     from mlcost_lint.report import ReportInput, renderer
 
     no_color = bool(os.environ.get("NO_COLOR"))
     color = fmt in ("text", "full") and output is None and sys.stdout.isatty() and not no_color
     data = ReportInput(findings=run.findings, rules=rules, files_scanned=run.files_reported, color=color,
-                       fixable=fixable, secrets=run.result.secrets)
+                       fixable=fixable, secrets=run.result.secrets, notices=notices)
     if statistics:
         from mlcost_lint.report.statistics import render_json, render_text
 

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 CONFIG_FILE = ".mlcost-lint.toml"
+# The keys MLC101/MLC102 check when they are selected without `required-tags`.
+SUGGESTED_TAGS = ("team", "project", "cost-center")
 
 
 class ConfigError(Exception):
@@ -27,10 +29,15 @@ class Policy:
 @dataclass(slots=True)
 class Settings:
     select: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
+    extend_exclude: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
-    required_tags: list[str] = field(default_factory=lambda: ["team", "project", "cost-center"])
+    # None: not configured, so MLC101/MLC102 are off unless selected (then
+    # they use SUGGESTED_TAGS). rules.md, "The default set (v2)".
+    required_tags: list[str] | None = None
+    require_budget: bool = False
     max_log_retention_days: int = 365
     min_checkpoint_interval_steps: int = 100
     max_checkpoints_per_run: int = 200
@@ -46,6 +53,15 @@ class Settings:
     # Where the config came from (for messages), and its folder (for relative globs).
     source: str | None = None
     root: Path = field(default_factory=Path.cwd)
+
+    @property
+    def tag_keys(self) -> list[str]:
+        """The tag/label keys MLC101/MLC102 require: the configured ones, else the suggested ones."""
+        return list(self.required_tags) if self.required_tags is not None else list(SUGGESTED_TAGS)
+
+    @property
+    def all_excludes(self) -> list[str]:
+        return [*self.exclude, *self.extend_exclude]
 
 
 def _load_toml(path: Path) -> dict[str, Any]:

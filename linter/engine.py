@@ -62,13 +62,47 @@ def check_selectors(selectors: list[str], origin: str) -> None:
             raise ConfigError(f"{origin}: unknown rule code or name '{s}'")
 
 
+def in_default_set(rule: type[Rule], settings: Settings) -> bool:
+    """An opt-in rule is on by default only when its setting is set."""
+    return rule.enabled_by is None or bool(getattr(settings, rule.enabled_by))
+
+
+def _explicitly_selected(rule: type[Rule], settings: Settings) -> bool:
+    return any(matches(s, rule) for s in (*settings.select, *settings.extend_select))
+
+
 def selected_rules(settings: Settings) -> list[type[Rule]]:
+    """As in ruff: ``select`` replaces the default set, ``extend-select``
+    adds to it, ``ignore`` removes from the result. Selecting an opt-in rule
+    (by code, prefix or name) turns it on."""
     rules = all_rules()
     if settings.select:
-        rules = tuple(r for r in rules if any(matches(s, r) for s in settings.select))
+        chosen = [r for r in rules if any(matches(s, r) for s in settings.select)]
+    else:
+        chosen = [r for r in rules if in_default_set(r, settings)]
+    chosen += [r for r in rules if r not in chosen and any(matches(s, r) for s in settings.extend_select)]
+    chosen = [r for r in rules if r in chosen]   # catalogue order
     if settings.ignore:
-        rules = tuple(r for r in rules if not any(matches(s, r) for s in settings.ignore))
-    return list(rules)
+        chosen = [r for r in chosen if not any(matches(s, r) for s in settings.ignore)]
+    return chosen
+
+
+def selection_notices(settings: Settings, running: list[type[Rule]]) -> list[str]:
+    """Summary lines about opt-in rules: off because their setting is unset,
+    or running by selection on suggested values. One line per distinct text."""
+    notices: list[str] = []
+    for rule in all_rules():
+        if rule.enabled_by is None or getattr(settings, rule.enabled_by):
+            continue
+        if rule in running:
+            text = rule.selected_notice if _explicitly_selected(rule, settings) else ""
+        elif any(matches(s, rule) for s in settings.ignore):
+            text = ""          # the user turned it off on purpose
+        else:
+            text = rule.off_notice
+        if text and text not in notices:
+            notices.append(text)
+    return notices
 
 
 @dataclass(slots=True)

@@ -227,7 +227,7 @@ def parse_all(files: list[SourceFile], settings: Settings, options: LintOptions)
 
 def lint(paths: list[str], settings: Settings, options: LintOptions | None = None) -> LintResult:
     options = options or LintOptions()
-    found: Discovery = discover(paths, settings.exclude, settings.root)
+    found: Discovery = discover(paths, settings.all_excludes, settings.root)
     parsed = parse_all(found.files, settings, options)
     # Discovery problems (unreadable folders, missing paths) are reported like parse errors.
     if found.errors:

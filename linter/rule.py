@@ -90,6 +90,15 @@ class Rule:
     category: ClassVar[Category]
     summary: ClassVar[str]            # one line, shown by `mlcost-lint rules` and in SARIF shortDescription
     fix: ClassVar[str] = ""           # one-line fix hint for the grouped text output
+    # Opt-in rules (rules.md, "The default set"): a rule that checks an
+    # organisation's own convention is in the default set only when the
+    # Settings attribute named here is set (truthy); selecting it explicitly
+    # (--select / select / extend-select) runs it regardless.
+    enabled_by: ClassVar[str | None] = None
+    # One summary line shown when the rule is off because that setting is unset.
+    off_notice: ClassVar[str] = ""
+    # One summary line shown when the rule runs by selection without the setting.
+    selected_notice: ClassVar[str] = ""
 
     def check(self, project: "Project", settings: "Settings") -> Iterable[Finding]:
         raise NotImplementedError

@@ -8,8 +8,6 @@ is certainly right for that config:
   Transformers/TRL/Axolotl config that does not write ``save_total_limit``
   (or writes ``null``), placed after ``save_steps``/``save_strategy``.
   Not for Lightning/NeMo ``save_top_k`` or ``hub_strategy`` findings.
-- MLC402 verbose-training-logs: raise a per-step ``logging_steps: 1`` (or
-  Lightning/NeMo/torchtune ``log_every_n_steps: 1``) to 50.
 - MLC601 no-mixed-precision: add ``bf16: true`` to a Transformers/TRL/
   Axolotl config that writes neither ``bf16`` nor ``fp16``, only when the
   workload that runs it pins a GPU whose catalogue entry computes in bf16.
@@ -29,7 +27,6 @@ if TYPE_CHECKING:
     from mlcost_lint.rule import Finding
 
 SAVE_TOTAL_LIMIT = 2     # the rule suggests 2: the newest to resume from, one spare
-LOGGING_STEPS = 50       # what MLC402 suggests: smooth curves, 50x fewer log writes
 
 _TRAINER_STYLE = frozenset({"transformers", "axolotl"})
 _YAML = frozenset({FileKind.YAML})
@@ -84,23 +81,6 @@ def fix_checkpoint_limit(finding: "Finding", project: "Project") -> Fix | None:
     return Fix(finding.code, f"add save_total_limit: {SAVE_TOTAL_LIMIT}", (edit,))
 
 
-def fix_logging_steps(finding: "Finding", project: "Project") -> Fix | None:
-    config = _config_of(finding, project)
-    if config is None:
-        return None
-    setting = config.settings.logging_steps
-    if not (setting.explicit and setting.location is not None and setting.key):
-        return None
-    if setting.location.line != finding.location.line:
-        return None        # the finding is about another setting (log_level, report_to)
-    path = _key_path(setting)
-    raw = config.document.get(tuple(config.key_path) + path)
-    if raw != 1 or isinstance(raw, bool):
-        return None
-    edit = _edit(config, path[:-1], path[-1], LOGGING_STEPS)
-    return Fix(finding.code, f"set {setting.key}: {LOGGING_STEPS}", (edit,))
-
-
 def fix_bf16(finding: "Finding", project: "Project") -> Fix | None:
     config = _config_of(finding, project)
     if config is None or config.framework.value not in _TRAINER_STYLE:
@@ -122,6 +102,5 @@ def fix_bf16(finding: "Finding", project: "Project") -> Fix | None:
 
 FIXERS: dict[str, Callable[["Finding", "Project"], Fix | None]] = {
     "MLC301": fix_checkpoint_limit,
-    "MLC402": fix_logging_steps,
     "MLC601": fix_bf16,
 }

@@ -835,7 +835,7 @@ def count_value(value: Any) -> Maybe[int] | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) <= 18:
         return int(value.strip())
     return UNKNOWN
 

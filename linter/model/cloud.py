@@ -31,6 +31,9 @@ class CloudResource:
     # None when the resource type takes no tags, UNKNOWN when they cannot be known.
     tags: Maybe[dict[str, Any]] | None = None
     tags_attribute: str = "tags"   # which argument carries them (tags, labels, resource_labels)
+    # A registry module's resource: the module-call inputs that set its tags
+    # (GKE: cluster_resource_labels, node_pools_resource_labels).
+    tag_inputs: tuple[str, ...] = ()
     region: Maybe[str] = UNKNOWN   # region (zone resolved to its region) or GCS multi-region
     zone: Maybe[str] | None = None
     module_calls: tuple[Location, ...] = ()   # the module blocks that led here, outermost first

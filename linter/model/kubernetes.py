@@ -104,7 +104,7 @@ def parse_count(qty: Any) -> Maybe[int]:
         return UNKNOWN
     if isinstance(qty, int):
         return qty
-    if isinstance(qty, str) and qty.strip().isdigit():
+    if isinstance(qty, str) and qty.strip().isascii() and qty.strip().isdigit() and len(qty.strip()) <= 18:
         return int(qty.strip())
     return UNKNOWN
 
@@ -149,6 +149,14 @@ class PodTemplate(Located):
     def spec_loc(self, *keys: Any) -> Location:
         return self.document.location(self.spec_path + tuple(keys))
 
+    def holds_accelerators(self) -> bool:
+        """Whether a pod of this template gets accelerators: some container
+        requests one, maybe with a count that cannot be known
+        (``nvidia.com/gpu: $GPUS_PER_NODE``). An unknown count is not an
+        unknown kind (rules.md, Settled questions)."""
+        return any(count is UNKNOWN or count > 0
+                   for c in self.containers for count in c.accelerators().values())
+
 
 @dataclass(slots=True)
 class Workload(Located):
@@ -168,6 +176,11 @@ class Workload(Located):
     @property
     def location(self) -> Location:
         return self.loc()
+
+    def accelerator_templates(self) -> list[PodTemplate]:
+        """Templates that hold accelerators, counts known or not (for rules
+        that need only that fact: MLC204-MLC207, MLC403)."""
+        return [t for t in self.templates if t.holds_accelerators()]
 
     def gpu_templates(self) -> list[PodTemplate]:
         """Templates that request a known, positive number of accelerators."""

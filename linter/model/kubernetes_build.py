@@ -295,9 +295,12 @@ def _train_job_template(doc: Document, base: KeyPath, obj: dict) -> PodTemplate 
     raw["resources"] = trainer.get("resourcesPerNode") if isinstance(trainer.get("resourcesPerNode"), dict) else {}
     raw.setdefault("name", "trainer")
     container = build_container(doc, base + ("spec", "trainer"), raw)
+    # TrainJob spec.labels are put on the pods the runtime creates.
+    labels = _get(obj, ("spec", "labels"))
     return PodTemplate(
         document=doc, key_path=base + ("spec", "trainer"), spec_path=base + ("spec", "trainer"),
         role="trainer", replicas=_count_at(obj, ("spec", "trainer", "numNodes"), 1),
+        labels=dict(labels) if isinstance(labels, dict) else {},
         containers=[container],
     )
 

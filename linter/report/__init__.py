@@ -44,6 +44,9 @@ class ReportInput:
     # Secret values of the project (LintResult.secrets): reporters that print
     # source text hide them, as finding messages already are.
     secrets: frozenset[str] = frozenset()
+    # Lines the text summary adds about which rules ran (opt-in rules off, or
+    # running on suggested values): engine.selection_notices.
+    notices: list[str] = field(default_factory=list)
 
 
 def fingerprints(findings: list[Finding]) -> list[str]:

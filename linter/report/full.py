@@ -100,6 +100,7 @@ def render(data: ReportInput) -> str:
                 out.append(f"{pad}= related: {r.location}{text}")
             out.append("")
     out.append(summary_line(counts, data.files_scanned))
+    out.extend(data.notices)
     if data.fixable:
         n = len(data.fixable)
         out.append(f"[*] {n} fixable with the `--fix` option.")

@@ -30,6 +30,7 @@ def render(data: ReportInput) -> str:
         else:
             lines.append(f"{loc} {f.code} [{level}]{marker} {f.message}")
     lines.append(summary_line(counts, data.files_scanned))
+    lines.extend(data.notices)
     if data.fixable:
         lines.append(f"[*] {len(data.fixable)} fixable with the `--fix` option.")
     return "\n".join(lines) + "\n"

@@ -6,7 +6,7 @@ from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
 from mlcost_lint.rules.attribution.cost_bearing import COST_BEARING, effective_tags
-from mlcost_lint.rules.attribution.tag_keys import missing_keys
+from mlcost_lint.rules.attribution.tag_keys import OFF_NOTICE, SELECTED_NOTICE, keys_source, missing_keys
 
 # Where the fix goes, by provider: the resource's own argument, or the
 # provider-wide defaults that the evaluator already merged.
@@ -29,8 +29,9 @@ class MissingCostTags(Rule):
     accounts, EFS/FSx/Filestore, log groups, Log Analytics workspaces) that
     lacks a required tag key after merging provider `default_tags` (AWS),
     `default_labels` (Google) and module tag variables. The keys come from
-    `required-tags` (default `team`, `project`, `cost-center`) and compare
-    case- and separator-insensitively. GKE clusters are read from
+    `required-tags` and compare case- and separator-insensitively. The rule
+    is opt-in: it runs when `required-tags` is set, or when selected (then
+    it checks the suggested keys `team`, `project`, `cost-center`). GKE clusters are read from
     `resource_labels` and node pools from `node_config.resource_labels` plus
     their cluster's `resource_labels`. A tag map that cannot be known (an
     unset variable, a node pool whose cluster is not in the scan) is silent.
@@ -66,6 +67,13 @@ class MissingCostTags(Rule):
     category = Category.ATTRIBUTION
     summary = "Cost-bearing resource lacks required cost tags"
     fix = "Add the missing keys to tags/labels (or the provider's default_tags/default_labels)."
+    enabled_by = "required_tags"
+    off_notice = OFF_NOTICE
+    selected_notice = SELECTED_NOTICE
+
+    @staticmethod
+    def _source(settings) -> str:
+        return keys_source(settings)
 
     def check(self, project, settings) -> Iterator[Finding]:
         for r in project.terraform.resources:
@@ -74,22 +82,24 @@ class MissingCostTags(Rule):
             tags = effective_tags(r)
             if tags is UNKNOWN or tags is None:
                 continue
-            missing = missing_keys(tags, settings.required_tags)
+            missing = missing_keys(tags, settings.tag_keys)
             if not missing:
                 continue
             attr = COST_BEARING[r.type]
             written = _written_at(r, attr)
             where = r.loc(written) if written else r.location
             note = _NO_DEFAULTS.get(r.type)
-            if note is None:
+            if r.tag_inputs:
+                hint = f"set the module input {' or '.join(r.tag_inputs)}"
+            elif note is None:
                 default = _DEFAULTS.get(r.provider)
                 hint = f"add {'them' if len(missing) > 1 else 'it'} to {attr}" + (
                     f" or {default}" if default else "")
             else:
                 hint = f"add {'them' if len(missing) > 1 else 'it'} to {attr} ({note})"
             yield self.finding(
-                f"{r.address} lacks cost tag{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-                f"(required-tags); its spend cannot be attributed; {hint}",
+                f"{r.address} lacks cost tag{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
+                f"{self._source(settings)}; its spend cannot be attributed; {hint}",
                 where, r.address,
                 related=r.related_module_calls(),
                 object_line=r.location.line,

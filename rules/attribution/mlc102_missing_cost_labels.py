@@ -2,8 +2,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from mlcost_lint.model.training._values import key_text
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
-from mlcost_lint.rules.attribution.tag_keys import missing_keys
+from mlcost_lint.rules.attribution.tag_keys import (
+    OFF_NOTICE, SELECTED_NOTICE, keys_source, missing_keys)
 
 
 class MissingCostLabels(Rule):
@@ -13,9 +15,13 @@ class MissingCostLabels(Rule):
     CronJob, Kubeflow PyTorchJob/TFJob/MPIJob/XGBoostJob/PaddleJob/JAXJob,
     TrainJob, RayJob/RayCluster/RayService, Volcano Job, JobSet,
     LeaderWorkerSet) whose pod template lacks a required cost label. The
-    required keys come from `required-tags` (default `team`, `project`,
-    `cost-center`); keys compare case- and separator-insensitively, and a
-    prefixed key counts by its last segment (`acme.com/cost-center`).
+    required keys come from `required-tags`; keys compare case- and
+    separator-insensitively, and a prefixed key counts by its last segment
+    (`acme.com/cost-center`). The message says where the labels go: the pod
+    template's `metadata.labels`, a TrainJob's `spec.labels` (or
+    `podTemplateOverrides`), each Ray head and worker group template. The
+    rule is opt-in: it runs when `required-tags` is set, or when selected
+    (then it checks the suggested keys `team`, `project`, `cost-center`).
 
     ## Why is this expensive
     Cost allocators such as OpenCost and Kubecost attribute spend by the
@@ -54,20 +60,36 @@ class MissingCostLabels(Rule):
     category = Category.ATTRIBUTION
     summary = "Workload pod template lacks required cost labels"
     fix = "Add the missing keys to the pod template's metadata.labels."
+    enabled_by = "required_tags"
+    off_notice = OFF_NOTICE
+    selected_notice = SELECTED_NOTICE
+
+    @staticmethod
+    def _source(settings) -> str:
+        return keys_source(settings)
 
     def check(self, project, settings) -> Iterator[Finding]:
         for workload in project.kubernetes.workloads:
             for template in workload.templates:
-                missing = missing_keys(template.labels, settings.required_tags)
+                missing = missing_keys(template.labels, settings.tag_keys)
                 if not missing:
                     continue
-                where = ("metadata", "labels") if template.has("metadata", "labels") else ("metadata",)
+                train_job = workload.kind == "TrainJob"
+                if train_job:
+                    # The template is spec.trainer; TrainJob labels sit beside it in spec.
+                    where = template.key_path[:-1] + ("labels",)
+                    where_text = f"{key_text(where)} (or spec.podTemplateOverrides)"
+                    loc = template.document.location(where)
+                else:
+                    where = ("metadata", "labels") if template.has("metadata", "labels") else ("metadata",)
+                    where_text = key_text(template.key_path + ("metadata", "labels"))
+                    loc = template.loc(*where)
                 role = f" pod template {template.role}" if template.role else " pod template"
                 yield self.finding(
                     f"{workload.kind} {workload.name}{role} lacks cost label"
-                    f"{'s' if len(missing) > 1 else ''} {', '.join(missing)} (required-tags); "
-                    "cost allocators read pod labels",
-                    template.loc(*where),
+                    f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}{self._source(settings)}; "
+                    f"cost allocators read pod labels: add {'them' if len(missing) > 1 else 'it'} to {where_text}",
+                    loc,
                     f"{workload.address}/{template.role or 'template'}",
                     object_line=template.loc().line,
                 )

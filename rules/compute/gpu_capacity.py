@@ -10,9 +10,12 @@ and :func:`mlcost_lint.link.capacity_of`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from mlcost_lint.model.core import UNKNOWN, Location, Maybe
+
+if TYPE_CHECKING:
+    from mlcost_lint.catalogue.devices import DeviceNoun
 
 def format_gpus(n: float) -> str:
     return str(int(n)) if float(n).is_integer() else f"{n:g}"
@@ -184,3 +187,42 @@ def checkpoint_storage(link: Any) -> CheckpointStorage:
 def kind_label(workload: Any) -> str:
     """The kind as a reader knows it ("Volcano Job" for batch.volcano.sh Job)."""
     return "Volcano Job" if is_volcano_job(workload) else workload.kind
+
+
+# ------------------------------------------------------- device wording ---
+
+def template_noun(*templates: Any) -> "DeviceNoun":
+    """What the accelerators of these pod templates are called ("GPUs",
+    "TPU chips", ...; "accelerators" when kinds mix)."""
+    from mlcost_lint.catalogue.devices import noun_for_resources
+
+    return noun_for_resources(name for t in templates for c in t.containers for name in c.accelerators())
+
+
+def pool_noun(pool: Any) -> "DeviceNoun":
+    """What a Terraform GPU pool's devices are called, from its GPU model."""
+    from mlcost_lint.catalogue.devices import noun_for_model
+
+    return noun_for_model(getattr(pool, "gpu_name", None))
+
+
+def held_text(templates: Iterable[Any], per_pod: bool = False) -> str:
+    """The accelerators some pod templates hold, for a message: "16 GPUs",
+    "at least 8 TPU chips" (a replica count unknown), "an unknown number of
+    GPUs" (a request count unknown). ``per_pod``: one pod of each, not
+    every replica."""
+    templates = list(templates)
+    noun = template_noun(*templates)
+    total, exact = 0, True
+    for t in templates:
+        n = t.gpu_count()
+        if n is UNKNOWN:
+            return f"an unknown number of {noun.many}"
+        if per_pod:
+            total += n
+        elif isinstance(t.replicas, int):
+            total += n * t.replicas
+        else:
+            total += n
+            exact = False
+    return ("" if exact else "at least ") + noun.count(total)

@@ -6,18 +6,28 @@ from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
 from mlcost_lint.link import capacity_of
 from mlcost_lint.model.capacity import RESERVED, gpu_pools, kept_capacity
-from mlcost_lint.rules.compute.gpu_capacity import format_gpus
+from mlcost_lint.catalogue.devices import noun_for_model
+from mlcost_lint.rules.compute.gpu_capacity import format_gpus, template_noun
 
-# Long-lived Ray kinds (a RayJob's cluster lives only as long as its job).
-RAY_CLUSTER_KINDS = frozenset({"RayCluster", "RayService"})
+# Long-lived Ray clusters that wait for jobs. Not a RayJob's cluster (it lives
+# as long as its job) and not serving capacity (RayService, Deployments,
+# LeaderWorkerSet): a serving replica has work (rules.md, MLC203).
+RAY_CLUSTER_KINDS = frozenset({"RayCluster"})
 
+# The fix names every field that keeps nodes up, and the autoscaler that
+# must exist to add nodes back when a job arrives.
 _SCALE_TO_ZERO = {
-    "EKS node group": "set scaling_config.min_size = 0 and let the cluster autoscaler/Karpenter add nodes for jobs",
-    "autoscaling group": "set min_size = 0 and scale out when jobs arrive",
-    "Batch compute environment": "set compute_resources.min_vcpus = 0 (Batch scales out when jobs are queued)",
-    "GKE node pool": "use autoscaling with min_node_count = 0 (or total_min_node_count = 0)",
-    "AKS node pool": "enable autoscaling with min_count = 0",
-    "Azure ML compute cluster": "set scale_settings.min_node_count = 0",
+    "EKS node group": "set scaling_config.min_size = 0 and desired_size = 0; a cluster autoscaler or Karpenter "
+                      "must run in the cluster to add nodes when jobs arrive",
+    "autoscaling group": "set min_size = 0 and desired_capacity = 0; an autoscaler (cluster autoscaler, "
+                         "Karpenter, a scaling policy) must add instances when jobs arrive",
+    "Batch compute environment": "set compute_resources.min_vcpus = 0 and desired_vcpus = 0 (Batch scales out "
+                                 "when jobs are queued)",
+    "GKE node pool": "add an autoscaling block with min_node_count = 0 (or total_min_node_count = 0) and drop a "
+                     "fixed node_count; the GKE cluster autoscaler adds nodes when pods are pending",
+    "AKS node pool": "set auto_scaling_enabled = true with min_count = 0 (instead of a fixed node_count); the "
+                     "AKS cluster autoscaler adds nodes when pods are pending",
+    "Azure ML compute cluster": "set scale_settings.min_node_count = 0 (Azure ML scales out when jobs are queued)",
 }
 
 # Registry-module node groups: the module's input names for the plan-shape
@@ -28,14 +38,23 @@ MODULE_INPUT_NAMES = {
     "autoscaling.total_min_node_count": "total_min_count",
 }
 MODULE_FIX = {
-    "EKS node group": "set min_size = 0 in the module's node group and let the autoscaler add nodes for jobs",
-    "autoscaling group": "set min_size = 0 in the module's node group",
-    "GKE node pool": "set min_count = 0 in the module's node_pools entry",
+    "EKS node group": "set min_size = 0 and desired_size = 0 in the module's node group; a cluster autoscaler or "
+                      "Karpenter must run in the cluster to add nodes when jobs arrive",
+    "autoscaling group": "set min_size = 0 and desired_size = 0 in the module's node group; an autoscaler must "
+                         "add instances when jobs arrive",
+    "GKE node pool": "set autoscaling = true with min_count = 0 in the module's node_pools entry (and no fixed "
+                     "node_count)",
+    "AKS node pool": "set auto_scaling_enabled = true with min_count = 0 in the module's node pool",
 }
 
 
 def _gpus(n: float, model: str) -> str:
-    return f"{format_gpus(n)} {model} GPU{'s' if n != 1 else ''}"
+    """ "2 T4 GPUs", "4 TPU-v4 TPU chips" reads badly: "4 TPU-v4 chips"."""
+    noun = noun_for_model(model)
+    word = noun.one if n == 1 else noun.many
+    if word.split()[0] in model:           # "TPU chip" for TPU-v4, "Trainium chip" for Trainium2
+        word = word.split(" ", 1)[1] if " " in word else word
+    return f"{format_gpus(n)} {model} {word}"
 
 
 class IdleGpuCapacity(Rule):
@@ -48,9 +67,11 @@ class IdleGpuCapacity(Rule):
     pool with a GPU and no autoscaling or a minimum above 0, an AKS node pool
     with a GPU size and `min_count` > 0 (or a fixed `node_count` without
     autoscaling), an Azure ML compute cluster with `min_node_count` > 0, and
-    a RayCluster/RayService GPU worker group with `minReplicas` > 0. Reserved
+    a RayCluster GPU worker group with `minReplicas` > 0. Reserved
     capacity (capacity blocks, reservations) is already paid for and is not
-    flagged.
+    flagged, and neither is serving capacity (RayService, Deployments,
+    LeaderWorkerSet): a serving replica has work. The fix names every field
+    that keeps nodes up and the autoscaler that must exist.
 
     ## Why is this expensive
     A minimum node count keeps that many GPU machines running around the
@@ -70,8 +91,9 @@ class IdleGpuCapacity(Rule):
     ```
 
     ## Fix
-    Scale GPU capacity to zero and let the autoscaler add nodes when jobs
-    arrive:
+    Scale GPU capacity to zero (the minimum and the desired size) and make
+    sure an autoscaler (cluster autoscaler or Karpenter on EKS; built in on
+    GKE and AKS) adds nodes when jobs arrive:
     ```hcl
       scaling_config {
         min_size     = 0
@@ -157,11 +179,13 @@ class IdleGpuCapacity(Rule):
                 host_text = f"numOfHosts: {hosts} x " if hosts > 1 else ("" if known_hosts else "numOfHosts: ? x ")
                 total = minimum * hosts * per_pod
                 group_path = tuple(template.key_path[:-1])
+                noun = template_noun(template)
                 yield self.finding(
                     f"{workload.kind} {workload.name} worker group {template.role} keeps minReplicas: {minimum} x "
-                    f"{host_text}{format_gpus(per_pod)} GPU{'s' if per_pod != 1 else ''} = "
-                    f"{'' if known_hosts else 'at least '}{format_gpus(total)} GPU{'s' if total != 1 else ''} running with no "
-                    "job; set minReplicas: 0 with the Ray autoscaler enabled",
+                    f"{host_text}{noun.count(per_pod)} = "
+                    f"{'' if known_hosts else 'at least '}{noun.count(total)} running with no "
+                    "job; set minReplicas: 0 with spec.enableInTreeAutoscaling: true (the Ray autoscaler adds "
+                    "workers for jobs)",
                     workload.document.location(group_path + ("minReplicas",)),
                     f"{workload.address}/{template.role}",
                     related=capacity.related,

@@ -9,7 +9,7 @@ from mlcost_lint.rules.compute.gpu_capacity import (
     DEADLINE_PATHS,
     child_job_path,
     first_written,
-    format_gpus,
+    held_text,
     job_kind,
     kind_label,
 )
@@ -31,6 +31,27 @@ _FIX_FIELD: dict[str, str] = {
     "jobset": "activeDeadlineSeconds on the child Job (replicatedJobs[].template.spec)",
     "volcano": "activeDeadlineSeconds in the task's pod template spec",
 }
+
+
+# Run-time bounds set outside the job's own spec, as (metadata field, key):
+# Kueue stops a workload after the label's seconds (kueue.x-k8s.io docs,
+# "maximum execution time"); GKE DWS / Kueue ProvisioningRequests bound the
+# run by the annotation (provreq.kueue.x-k8s.io/maxRunDurationSeconds).
+_METADATA_BOUNDS = (
+    ("labels", "kueue.x-k8s.io/max-exec-time-seconds"),
+    ("annotations", "provreq.kueue.x-k8s.io/maxRunDurationSeconds"),
+)
+
+
+def _metadata_bound(workload, template) -> object:
+    """A bound from Kueue/DWS metadata on the job or its pod template: the
+    seconds, UNKNOWN when written but not a number, None when absent."""
+    for field, key in _METADATA_BOUNDS:
+        for base in (workload.key_path, template.key_path):
+            value = workload.document.get(tuple(base) + ("metadata", field, key))
+            if value is not None:
+                return count_value(value)
+    return None
 
 
 class GpuJobWithoutDeadline(Rule):
@@ -88,8 +109,10 @@ class GpuJobWithoutDeadline(Rule):
             if deadline is UNKNOWN or deadline is not None:
                 continue   # bounded (or bound unknown) for every pod of the job
             unbounded = []
-            for template in workload.gpu_templates():
+            for template in workload.accelerator_templates():
                 bound = template.active_deadline_seconds   # pod-level: int, None or UNKNOWN
+                if bound is None:
+                    bound = _metadata_bound(workload, template)
                 child = child_job_path(workload, template)
                 if child is not None and bound is None:
                     bound = count_value(workload.document.get(child + ("activeDeadlineSeconds",)))
@@ -110,17 +133,13 @@ class GpuJobWithoutDeadline(Rule):
                 where = workload.document.location(child_job_path(workload, first))
             else:
                 where = first.spec_loc()
-            gpus = sum(
-                (t.gpu_count() * t.replicas) if isinstance(t.replicas, int) else t.gpu_count()
-                for t in unbounded
-            )
-            exact = all(isinstance(t.replicas, int) for t in unbounded)
+            held = held_text(unbounded)
             roles = ", ".join(t.role for t in unbounded if t.role)
             role_text = f" ({roles})" if roles else ""
+            it = "it" if held.startswith("1 ") else "them"
             yield self.finding(
-                f"{kind_label(workload)} {workload.name} holds {'' if exact else 'at least '}"
-                f"{format_gpus(gpus)} GPU{'s' if gpus != 1 else ''}{role_text} with no run-time bound; "
-                f"a hung run keeps {'it' if gpus == 1 else 'them'} until someone notices: set {_FIX_FIELD[family]}",
+                f"{kind_label(workload)} {workload.name} holds {held}{role_text} with no run-time bound; "
+                f"a hung run keeps {it} until someone notices: set {_FIX_FIELD[family]}",
                 where,
                 workload.address,
                 object_line=workload.loc().line,

@@ -10,7 +10,9 @@ from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
 from mlcost_lint.rules.compute.gpu_capacity import (
     first_written,
     format_gpus,
+    held_text,
     job_kind,
+    template_noun,
 )
 from mlcost_lint.rules.compute.notebooks import NOTEBOOKS, NotebookKind
 
@@ -122,6 +124,23 @@ def notebook_gpus(resource, entry: NotebookKind) -> Any:
     return instance_type(size)
 
 
+def _container_held(container) -> str:
+    from mlcost_lint.catalogue.devices import noun_for_resources
+
+    counts = container.accelerators()
+    noun = noun_for_resources(counts)
+    if any(n is UNKNOWN for n in counts.values()):
+        return f"an unknown number of {noun.many}"
+    return noun.count(sum(counts.values()))
+
+
+def _noun_word(model, n) -> str:
+    from mlcost_lint.catalogue.devices import noun_for_model
+
+    noun = noun_for_model(model)
+    return noun.one if n == 1 else noun.many
+
+
 class GpuNotReleased(Rule):
     """
     ## What it does
@@ -172,7 +191,7 @@ class GpuNotReleased(Rule):
 
     def check(self, project, settings) -> Iterator[Finding]:
         for workload in project.kubernetes.workloads:
-            templates = workload.gpu_templates()
+            templates = workload.accelerator_templates()
             if not templates:
                 continue
             if workload.kind == "RayJob":
@@ -190,12 +209,12 @@ class GpuNotReleased(Rule):
         value, path = first_written(workload, [("spec", "shutdownAfterJobFinishes")])
         if value is True or value is UNKNOWN or (value is not None and not isinstance(value, bool)):
             return
-        gpus = sum(t.gpu_count() * (t.replicas if isinstance(t.replicas, int) else 1) for t in templates)
+        held = held_text(templates)
         where = workload.document.location(path) if path else workload.loc("spec")
         state = "shutdownAfterJobFinishes: false" if value is False else "no shutdownAfterJobFinishes"
         yield self.finding(
-            f"RayJob {workload.name} has {state}: its Ray cluster ({format_gpus(gpus)} GPU"
-            f"{'s' if gpus != 1 else ''}) keeps running after the job ends; set shutdownAfterJobFinishes: true",
+            f"RayJob {workload.name} has {state}: its Ray cluster ({held}) keeps running after the job ends; "
+            "set shutdownAfterJobFinishes: true",
             where, workload.address, object_line=workload.loc().line,
         )
 
@@ -203,17 +222,17 @@ class GpuNotReleased(Rule):
         value, path = first_written(workload, [("spec", "runPolicy", "cleanPodPolicy"), ("spec", "cleanPodPolicy")])
         if value != "None":
             return
+        noun = template_noun(*templates)
         yield self.finding(
-            f"{workload.kind} {workload.name} sets cleanPodPolicy: None: GPU pods still running when the job "
-            "finishes are kept and hold their GPUs; use cleanPodPolicy: Running",
+            f"{workload.kind} {workload.name} sets cleanPodPolicy: None: pods still running when the job "
+            f"finishes are kept and hold their {noun.many}; use cleanPodPolicy: Running",
             workload.document.location(path), workload.address, object_line=workload.loc().line,
         )
 
     def _waiting(self, workload, templates) -> Iterator[Finding]:
         for template in templates:
             for container in template.containers:
-                gpus = container.gpu_count()
-                if gpus is UNKNOWN or gpus <= 0:
+                if not any(n is UNKNOWN or n > 0 for n in container.accelerators().values()):
                     continue
                 # Without a command the image's entrypoint runs the args: unknown.
                 waiting = only_waits(container.argv) if container.command else None
@@ -221,9 +240,9 @@ class GpuNotReleased(Rule):
                     continue
                 key = "command"
                 yield self.finding(
-                    f"{workload.kind} {workload.name} container {container.name} holds {format_gpus(gpus)} GPU"
-                    f"{'s' if gpus != 1 else ''} while its command only waits ({waiting}): the GPUs are billed "
-                    "around the clock; run the work as a Job or scale the workload to zero when unused",
+                    f"{workload.kind} {workload.name} container {container.name} holds {_container_held(container)} "
+                    f"while its command only waits ({waiting}): they are billed around the clock; run the work "
+                    "as a Job or scale the workload to zero when unused",
                     container.loc(key), f"{workload.address}/{container.name}",
                     object_line=workload.loc().line,
                 )
@@ -252,8 +271,8 @@ class GpuNotReleased(Rule):
             return
         gpus = accelerator.count
         yield self.finding(
-            f"{label} {resource.address} has {format_gpus(gpus)} {accelerator.gpu.name} GPU"
-            f"{'s' if gpus != 1 else ''} and no idle shutdown: it bills while nobody uses it; {fix}",
+            f"{label} {resource.address} has {format_gpus(gpus)} {accelerator.gpu.name} "
+            f"{_noun_word(accelerator.gpu, gpus)} and no idle shutdown: it bills while nobody uses it; {fix}",
             resource.loc(idle_attr) if idle_attr and resource.get(idle_attr) is not None else resource.location,
             resource.address,
             related=resource.related_module_calls(),

@@ -9,7 +9,8 @@ from mlcost_lint.model.capacity import count_value
 from mlcost_lint.rules.compute.gpu_capacity import (
     KUBEFLOW_V1_KINDS,
     first_written,
-    format_gpus,
+    held_text,
+    template_noun,
     job_kind,
 )
 
@@ -27,14 +28,14 @@ def _field_values(text: str, low: int, high: int) -> set[int] | None:
         step = 1
         if "/" in part:
             part, _, step_text = part.partition("/")
-            if not step_text.isdigit() or int(step_text) == 0:
+            if not (step_text.isascii() and step_text.isdigit() and len(step_text) <= 4) or int(step_text) == 0:
                 return None
             step = int(step_text)
         if part == "*":
             start, end = low, high
         elif re.fullmatch(r"\d+-\d+", part):
             start, end = (int(x) for x in part.split("-"))
-        elif part.isdigit():
+        elif part.isascii() and part.isdigit() and len(part) <= 4:
             start = int(part)
             end = start if step == 1 else high
         else:
@@ -128,7 +129,7 @@ class UnboundedGpuRetries(Rule):
     def check(self, project, settings) -> Iterator[Finding]:
         limit = settings.max_job_backoff_limit
         for workload in project.kubernetes.workloads:
-            templates = workload.gpu_templates()
+            templates = workload.accelerator_templates()
             if not templates:
                 continue
             family = job_kind(workload)
@@ -162,12 +163,12 @@ class UnboundedGpuRetries(Rule):
             if backoff <= limit:
                 continue
             where = workload.document.location(full) if full else workload.loc(*spec_path)
-            gpus = template.gpu_count()
+            held = held_text([template], per_pod=True)
             role = f" child Job {template.role}" if family == "jobset" else ""
             yield self.finding(
                 f"{workload.kind} {workload.name}{role} retries up to {backoff} times "
                 f"({what}{' default' if defaulted else ''}; max-job-backoff-limit is {limit}), "
-                f"each retry on {format_gpus(gpus)} GPU{'s' if gpus != 1 else ''} per pod: "
+                f"each retry on {held} per pod: "
                 f"set backoffLimit to {limit} or less",
                 where,
                 workload.address + (f"/{template.role}" if family == "jobset" else ""),
@@ -191,7 +192,8 @@ class UnboundedGpuRetries(Rule):
         roles = ", ".join(f"{t.role}: {p}" for t, p, _ in retrying)
         yield self.finding(
             f"{workload.kind} {workload.name} restarts replicas ({roles}) with no runPolicy.backoffLimit: "
-            "a job that fails on start restarts on its GPUs without end; set runPolicy.backoffLimit",
+            f"a job that fails on start restarts on its {template_noun(*templates).many} without end; "
+            "set runPolicy.backoffLimit",
             workload.document.location(replica_path + ("restartPolicy",)),
             workload.address,
             object_line=workload.loc().line,
@@ -225,7 +227,8 @@ class UnboundedGpuRetries(Rule):
         deadline = min(deadlines) if deadlines else None
         if gap is not None and deadline is not None and deadline < gap:
             return
-        gpus = sum(t.gpu_count() * (t.replicas if isinstance(t.replicas, int) else 1) for t in templates)
+        held = held_text(templates)
+        noun = template_noun(*templates)
         if gap is None:
             timing = (f"its schedule \"{schedule}\" is not a plain minute/hour pattern, so a run may still "
                       "be going when the next starts")
@@ -236,9 +239,9 @@ class UnboundedGpuRetries(Rule):
                       f"{deadline} does not end a run before the next")
         where = workload.document.location(policy_path) if policy_path else workload.loc("spec", "schedule")
         yield self.finding(
-            f"CronJob {workload.name} uses {format_gpus(gpus)} GPU{'s' if gpus != 1 else ''} per run with "
+            f"CronJob {workload.name} uses {held} per run with "
             f"concurrencyPolicy Allow{' (default)' if defaulted else ''}; {timing}; overlapping runs "
-            "double the GPUs: set concurrencyPolicy: Forbid",
+            f"double the {noun.many}: set concurrencyPolicy: Forbid",
             where,
             workload.address,
             object_line=workload.loc().line,

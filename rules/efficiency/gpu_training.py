@@ -95,9 +95,9 @@ def container_device(template: "PodTemplate", container: "Container") -> tuple[A
     accelerators = container.accelerators()
     kinds: set[str] = set()
     for name, count in accelerators.items():
-        if count is UNKNOWN:
-            return UNKNOWN, None
-        if count <= 0:
+        # An unknown count is not an unknown kind: the container still gets
+        # accelerators of this kind (rules.md, Settled questions).
+        if count is not UNKNOWN and count <= 0:
             continue
         kinds.add(next((kind for prefix, kind in _RESOURCE_DEVICE
                         if name == prefix or name.startswith(prefix)), OTHER))
@@ -356,7 +356,18 @@ def raw_value(config: "TrainingConfig", setting: "Setting[Any]") -> Any:
 
 
 def config_label(config: "TrainingConfig") -> str:
-    """How a message names a config: its ConfigMap key or its path."""
+    """How a message names another config than the one it is located in:
+    its ConfigMap key or its path."""
     if config.embedded_in:
         return f"{config.embedded_in} key {config.embedded_key}"
     return config.path
+
+
+def config_subject(config: "TrainingConfig", framework: object = None) -> str:
+    """How a message about a config names it: "axolotl config", plus the
+    ConfigMap key when it is embedded. Never the file path: the finding's
+    location already says it (rules.md: a message does not repeat its path)."""
+    name = getattr(framework or config.framework, "value", framework or config.framework)
+    if config.embedded_in:
+        return f"{name} config in {config.embedded_in} key {config.embedded_key}"
+    return f"{name} config"

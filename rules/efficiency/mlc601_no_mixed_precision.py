@@ -6,7 +6,7 @@ from mlcost_lint.model.core import UNKNOWN, Related
 from mlcost_lint.model.training import Framework, TrainingConfig
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
 from mlcost_lint.rules.efficiency.gpu_training import (
-    config_label, device_of, partners, raw_value,
+    config_label, config_subject, device_of, partners, raw_value,
 )
 
 FP32 = "fp32"
@@ -127,7 +127,7 @@ class NoMixedPrecision(Rule):
         location = config.loc(precision)
         if precision.location is None and isinstance(trainer_block, dict):
             location = config.document.location(config.key_path + ("trainer",))
-        message = f"{config.framework.value} config {config_label(config)} trains in full fp32 " \
+        message = f"{config_subject(config)} trains in full fp32 " \
                   f"on GPU{context}: {what}; {suggestion}"
         related: list[Related] = device.related()
         for other in others:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
-from mlcost_lint.rules.efficiency.gpu_training import config_label, device_of
+from mlcost_lint.rules.efficiency.gpu_training import config_subject, device_of
 
 
 class DataloaderStarvation(Rule):
@@ -74,7 +74,7 @@ class DataloaderStarvation(Rule):
             where = device.where()
             context = f" ({where})" if where else ""
             first = workers if no_workers else pin
-            message = (f"{config.framework.value} config {config_label(config)} starves the GPU"
+            message = (f"{config_subject(config)} starves the GPU"
                        f"{context}: {'; '.join(problems)}; {' and '.join(fixes)}")
             yield self.finding(message, config.loc(first), config.address,
                                related=device.related(), object_line=config.location.line)

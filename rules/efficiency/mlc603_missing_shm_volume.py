@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from mlcost_lint.model.core import UNKNOWN, Related
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rules.compute.gpu_capacity import template_noun
 
 if TYPE_CHECKING:
     from mlcost_lint.model.project import ConfigLink
@@ -99,7 +100,10 @@ class MissingShmVolume(Rule):
                 continue
             reason, related = None, []
             if pod_gpus > 1:
-                reason = f"its pod has {pod_gpus} GPUs (NCCL shares memory between them)"
+                noun = template_noun(template)
+                between = " (NCCL shares memory between them)" if noun.many == "GPUs" else \
+                    " (the collective library shares memory between them)"
+                reason = f"its pod has {noun.count(pod_gpus)}{between}"
             else:
                 for link in linked.get((id(template), id(container)), ()):
                     if link.template is not template or link.container is not container:

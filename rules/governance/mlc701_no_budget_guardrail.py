@@ -70,7 +70,9 @@ class NoBudgetGuardrail(Rule):
     a `notification`, no `google_billing_budget` with `threshold_rules` (or a
     Pub/Sub / Monitoring `all_updates_rule`), no `azurerm_consumption_budget_*`
     with an enabled `notification`. Reported once, at the first GPU resource
-    by path and line. Kubernetes GPU requests alone do not count.
+    by path and line. Kubernetes GPU requests alone do not count. Opt-in:
+    runs when the config sets `require-budget = true` or the rule is
+    selected, because budgets usually live in an account-level repository.
 
     ## Why is this expensive
     A forgotten GPU node pool or a stuck training job bills thousands a day.
@@ -109,6 +111,8 @@ class NoBudgetGuardrail(Rule):
     category = Category.GOVERNANCE
     summary = "GPU capacity without a budget alert"
     fix = "Add a budget with an alert (aws_budgets_budget, google_billing_budget, azurerm_consumption_budget_*)."
+    # Budgets usually live in an account-level repository, not beside the GPUs.
+    enabled_by = "require_budget"
 
     def check(self, project, settings) -> Iterator[Finding]:
         uses = all_gpu_uses(project)

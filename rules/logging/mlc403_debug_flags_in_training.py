@@ -6,7 +6,7 @@ from typing import Any, Iterator
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.model.training import Framework, Setting, TrainingConfig
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
-from mlcost_lint.rules.efficiency.gpu_training import config_label, container_device, device_of
+from mlcost_lint.rules.efficiency.gpu_training import config_label, config_subject, container_device, device_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +147,7 @@ class DebugFlagsInTraining(Rule):
             device = device_of(project, config)
             if not device.is_accelerated:
                 continue
-            label = f"{config.framework.value} config {config_label(config)}"
+            label = f"{config_subject(config)}"
             for flag in flags:
                 cost, fix = _switch_cost(config, flag)
                 message = f"{label} leaves {flag.key} on ({flag.value}): {cost}; {fix}"
@@ -168,7 +168,7 @@ def _training_container(template, container, link) -> str | None:
     kind, _gpu = container_device(template, container)
     if kind is UNKNOWN or kind == "cpu":
         return None
-    names = sorted(n for n, c in container.accelerators().items() if c is not UNKNOWN and c > 0)
+    names = sorted(n for n, c in container.accelerators().items() if c is UNKNOWN or c > 0)
     why = f"requests {', '.join(names)}"
     if link is not None:
         why += f", runs {config_label(link.config)}"

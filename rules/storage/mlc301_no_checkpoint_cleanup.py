@@ -5,7 +5,7 @@ from typing import Any, Iterator
 from mlcost_lint.model.training import Framework, Setting, TrainingConfig
 from mlcost_lint.model.training._values import as_bool
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
-from mlcost_lint.rules.efficiency.gpu_training import config_label
+from mlcost_lint.rules.efficiency.gpu_training import config_subject
 
 # Frameworks whose retention this rule knows. torchtune (one checkpoint per
 # epoch, no retention switch in its recipes) and DeepSpeed (the script saves)
@@ -102,7 +102,7 @@ class NoCheckpointCleanup(Rule):
             why = f"{limit.key}: -1 keeps every checkpoint"
         anchor = limit if limit.explicit else strategy if strategy.explicit else \
             s.save_steps if s.save_steps.explicit else None
-        message = (f"{framework.value} config {config_label(config)} {what} and never deletes one: "
+        message = (f"{config_subject(config, framework)} {what} and never deletes one: "
                    f"{why}; {_FIX[framework]}")
         return self.finding(message, config.loc(anchor), config.address,
                             object_line=config.location.line)
@@ -117,7 +117,7 @@ class NoCheckpointCleanup(Rule):
         pushes = _pushes_to_hub(config)
         if pushes is None:
             return None
-        message = (f"{config.framework.value} config {config_label(config)} pushes every checkpoint "
+        message = (f"{config_subject(config)} pushes every checkpoint "
                    f"to the Hugging Face Hub ({pushes}): hub_strategy: all_checkpoints keeps one "
                    "folder per checkpoint in the repository; use hub_strategy: checkpoint "
                    "(latest only) or every_save")

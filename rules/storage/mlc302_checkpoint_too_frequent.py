@@ -5,7 +5,7 @@ from typing import Any, Iterator
 
 from mlcost_lint.model.training import Framework, TrainingConfig
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
-from mlcost_lint.rules.efficiency.gpu_training import config_label
+from mlcost_lint.rules.efficiency.gpu_training import config_subject
 
 # Frameworks whose checkpoint interval is a step count this rule can read:
 # Trainer-style save_steps (Transformers/TRL/alignment recipes, Axolotl
@@ -84,7 +84,7 @@ class CheckpointTooFrequent(Rule):
             return None
         steps = s.save_steps
         max_steps = s.max_steps.value if isinstance(s.max_steps.value, int) else None
-        label = f"{framework.value} config {config_label(config)}"
+        label = f"{config_subject(config, framework)}"
         fix = f"save at most every {minimum} steps or fewer than {maximum} times per run"
 
         ratio = _ratio(config) if framework in _TRAINER_STYLE and steps.explicit else None

@@ -27,7 +27,7 @@ def test_text_is_one_line_per_finding_with_fixable_marker(tmp_path: Path):
     r = run_cli(".", "--select", "MLC102,MLC301", "--no-cache", cwd=tmp_path)
     assert r.code == 1, r.err
     assert r.out.splitlines() == [
-        "configs/sft.yaml:5:1: MLC301 [warning] [*] transformers config configs/sft.yaml saves a checkpoint "
+        "configs/sft.yaml:5:1: MLC301 [warning] [*] transformers config saves a checkpoint "
         "every 500 steps and never deletes one: save_total_limit is not set; set save_total_limit (e.g. 2)",
         f"pod.yaml:3:1: MLC102 [warning] {MLC102_MSG}",
         "Found 2 findings (2 warnings) in 2 files.",
@@ -42,7 +42,7 @@ def test_full_groups_by_file_with_caret_and_fix(tmp_path: Path):
     assert r.out == (
         "configs/sft.yaml\n"
         "  5:1  warning  MLC301 no-checkpoint-cleanup [*]\n"
-        "  transformers config configs/sft.yaml saves a checkpoint every 500 steps and never deletes one: "
+        "  transformers config saves a checkpoint every 500 steps and never deletes one: "
         "save_total_limit is not set; set save_total_limit (e.g. 2)\n"
         "    |\n"
         "  5 | save_strategy: steps\n"

@@ -10,4 +10,4 @@ BASE = FIXTURES / "rules" / "MLC203"
 def test_multihost_worker_group_counts_all_hosts():
     got = triples(lint_dir(BASE / "multihost", cwd=BASE), "MLC203")
     assert [(p, line) for _, p, line, _ in got] == [("multihost/tpu-raycluster.yaml", 16)]
-    assert "keeps minReplicas: 1 x numOfHosts: 2 x 4 GPUs = 8 GPUs running with no job" in got[0][3]
+    assert "keeps minReplicas: 1 x numOfHosts: 2 x 4 TPU chips = 8 TPU chips running with no job" in got[0][3]

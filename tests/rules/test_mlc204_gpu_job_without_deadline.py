@@ -18,7 +18,8 @@ EXPECTED = [
     ('MLC204', 'positive/jobs.yaml', 28, 'CronJob nightly-eval holds 1 GPU with no run-time bound; a hung run keeps it until someone notices: set spec.jobTemplate.spec.activeDeadlineSeconds'),
     ('MLC204', 'positive/kubeflow.yaml', 7, 'PyTorchJob llama-sft holds 32 GPUs (Master, Worker) with no run-time bound; a hung run keeps them until someone notices: set spec.runPolicy.activeDeadlineSeconds'),
     ('MLC204', 'positive/kubeflow.yaml', 37, 'TrainJob qwen-lora holds 4 GPUs (trainer) with no run-time bound; a hung run keeps them until someone notices: set spec.activeDeadlineSeconds'),
-    ('MLC204', 'positive/ray_multihost.yaml', 8, 'RayJob maxtext-pretrain holds 16 GPUs (v5e-slices) with no run-time bound; a hung run keeps them until someone notices: set spec.activeDeadlineSeconds'),
+    ('MLC204', 'positive/ray_multihost.yaml', 8, 'RayJob maxtext-pretrain holds 16 TPU chips (v5e-slices) with no run-time bound; a hung run keeps them until someone notices: set spec.activeDeadlineSeconds'),
+    ('MLC204', 'positive/unknown_count.yaml', 6, 'Job nccl-allreduce holds an unknown number of GPUs with no run-time bound; a hung run keeps them until someone notices: set spec.activeDeadlineSeconds'),
 ]
 
 
@@ -46,3 +47,16 @@ def test_multi_host_ray_group_counts_pods():
     job = next(w for w in result.project.kubernetes.workloads if w.name == "maxtext-pretrain")
     group = next(t for t in job.templates if t.role == "v5e-slices")
     assert (group.replicas, group.min_replicas, group.hosts_per_replica) == (4, 2, 2)
+
+
+def test_kueue_and_dws_bounds_count():
+    """Kueue max-exec-time label and the DWS maxRunDurationSeconds annotation are run-time bounds."""
+    result = lint_dir(BASE / "negative" / "kueue_bounds.yaml", cwd=BASE)
+    assert [w.name for w in result.project.kubernetes.workloads] == ["finetune-kueue", "finetune-dws"]
+    assert triples(result, CODE) == []
+
+
+def test_unknown_count_fires_only_the_rules_that_need_no_number():
+    """rules.md: an unknown count is not an unknown kind (MLC204 fires; MLC201/MLC603 need the number)."""
+    result = lint_dir(BASE / "positive" / "unknown_count.yaml", cwd=BASE)
+    assert {f.code for f in result.findings} == {"MLC204"}

@@ -11,10 +11,10 @@ CODE = "MLC205"
 BASE = FIXTURES / "rules" / CODE
 
 EXPECTED = [
-    ('MLC205', 'positive/k8s.yaml', 15, 'Deployment dev-box container shell holds 1 GPU while its command only waits (sleep infinity): the GPUs are billed around the clock; run the work as a Job or scale the workload to zero when unused'),
-    ('MLC205', 'positive/k8s.yaml', 27, 'Pod debug-a100 container debug holds 2 GPUs while its command only waits (tail -f /dev/null): the GPUs are billed around the clock; run the work as a Job or scale the workload to zero when unused'),
+    ('MLC205', 'positive/k8s.yaml', 15, 'Deployment dev-box container shell holds 1 GPU while its command only waits (sleep infinity): they are billed around the clock; run the work as a Job or scale the workload to zero when unused'),
+    ('MLC205', 'positive/k8s.yaml', 27, 'Pod debug-a100 container debug holds 2 GPUs while its command only waits (tail -f /dev/null): they are billed around the clock; run the work as a Job or scale the workload to zero when unused'),
     ('MLC205', 'positive/k8s.yaml', 35, 'RayJob ray-finetune has no shutdownAfterJobFinishes: its Ray cluster (4 GPUs) keeps running after the job ends; set shutdownAfterJobFinishes: true'),
-    ('MLC205', 'positive/k8s.yaml', 64, 'PyTorchJob llama-sft sets cleanPodPolicy: None: GPU pods still running when the job finishes are kept and hold their GPUs; use cleanPodPolicy: Running'),
+    ('MLC205', 'positive/k8s.yaml', 64, 'PyTorchJob llama-sft sets cleanPodPolicy: None: pods still running when the job finishes are kept and hold their GPUs; use cleanPodPolicy: Running'),
     ('MLC205', 'positive/notebooks.tf', 1, 'SageMaker notebook instance aws_sagemaker_notebook_instance.research has 1 A10G GPU and no idle shutdown: it bills while nobody uses it; attach a lifecycle configuration (lifecycle_config_name) that stops the instance when idle'),
     ('MLC205', 'positive/notebooks.tf', 17, 'Vertex AI Workbench instance google_workbench_instance.research has 1 T4 GPU and no idle shutdown: it bills while nobody uses it; set gce_setup.metadata idle-timeout-seconds (e.g. "10800")'),
     ('MLC205', 'positive/notebooks.tf', 23, 'Azure ML compute instance azurerm_machine_learning_compute_instance.research has 1 T4 GPU and no idle shutdown: it bills while nobody uses it; the azurerm provider cannot set idle shutdown: create the instance with azapi_resource and properties.idleTimeBeforeShutdown, or assign the built-in idle-shutdown Azure Policy'),

@@ -11,11 +11,11 @@ from training_rule_helpers import run
 CODE = "MLC302"
 
 EXPECTED = [
-    ('MLC302', 'positive/axolotl.yml', 9, 'axolotl config positive/axolotl.yml saves a checkpoint every 25 steps, below min-checkpoint-interval-steps 100: every save stalls the GPUs; raise save_steps to 100 or more'),
-    ('MLC302', 'positive/lightning.yaml', 10, 'lightning config positive/lightning.yaml saves a checkpoint every 20 steps (5000 checkpoints of a 100000-step run), below min-checkpoint-interval-steps 100: every save stalls the GPUs; raise trainer.callbacks[0].init_args.every_n_train_steps to 100 or more'),
-    ('MLC302', 'positive/pretrain_default_interval.yaml', 4, 'transformers config positive/pretrain_default_interval.yaml writes 500 checkpoints over max_steps 250000 (save_steps 500, the TrainingArguments default), more than max-checkpoints-per-run 200; raise the interval to at least 1250 steps'),
-    ('MLC302', 'positive/ratio_save_steps.yaml', 6, 'transformers config positive/ratio_save_steps.yaml sets save_steps: 0.001, a share of the run: about 1000 checkpoints per run, more often than min-checkpoint-interval-steps 100 / max-checkpoints-per-run 200 allow; save at most every 100 steps or fewer than 200 times per run'),
-    ('MLC302', 'positive/sft_every_10.yaml', 7, 'transformers config positive/sft_every_10.yaml saves a checkpoint every 10 steps (500 checkpoints of a 5000-step run), below min-checkpoint-interval-steps 100: every save stalls the GPUs; raise save_steps to 100 or more'),
+    ('MLC302', 'positive/axolotl.yml', 9, 'axolotl config saves a checkpoint every 25 steps, below min-checkpoint-interval-steps 100: every save stalls the GPUs; raise save_steps to 100 or more'),
+    ('MLC302', 'positive/lightning.yaml', 10, 'lightning config saves a checkpoint every 20 steps (5000 checkpoints of a 100000-step run), below min-checkpoint-interval-steps 100: every save stalls the GPUs; raise trainer.callbacks[0].init_args.every_n_train_steps to 100 or more'),
+    ('MLC302', 'positive/pretrain_default_interval.yaml', 4, 'transformers config writes 500 checkpoints over max_steps 250000 (save_steps 500, the TrainingArguments default), more than max-checkpoints-per-run 200; raise the interval to at least 1250 steps'),
+    ('MLC302', 'positive/ratio_save_steps.yaml', 6, 'transformers config sets save_steps: 0.001, a share of the run: about 1000 checkpoints per run, more often than min-checkpoint-interval-steps 100 / max-checkpoints-per-run 200 allow; save at most every 100 steps or fewer than 200 times per run'),
+    ('MLC302', 'positive/sft_every_10.yaml', 7, 'transformers config saves a checkpoint every 10 steps (500 checkpoints of a 5000-step run), below min-checkpoint-interval-steps 100: every save stalls the GPUs; raise save_steps to 100 or more'),
 ]
 
 

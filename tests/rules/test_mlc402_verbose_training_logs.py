@@ -11,12 +11,8 @@ from training_rule_helpers import run
 CODE = "MLC402"
 
 EXPECTED = [
-    ('MLC402', 'positive/ds_config.json', 4, 'deepspeed config positive/ds_config.json logs every training step (steps_per_print: 1): one record per step to every logger and log sink; set steps_per_print: 100 (or remove it)'),
-    ('MLC402', 'positive/lightning.yaml', 5, 'lightning config positive/lightning.yaml logs every training step (trainer.log_every_n_steps: 1): one record per step to every logger and log sink; set trainer.log_every_n_steps: 50'),
-    ('MLC402', 'positive/sft.yaml', 5, 'transformers config positive/sft.yaml logs every training step (logging_steps: 1): a loss gather and device sync plus one record per step to every logger and log sink; set logging_steps: 50'),
-    ('MLC402', 'positive/sft.yaml', 6, 'transformers config positive/sft.yaml logs at debug level on every replica (log_level_replica: debug); set log_level_replica: warning (or info)'),
-    ('MLC402', 'positive/sft.yaml', 7, 'transformers config positive/sft.yaml reports to every installed tracker (report_to: all); name the trackers you use (e.g. report_to: [wandb])'),
-    ('MLC402', 'positive/torchtune/8B_lora.yaml', 17, 'torchtune config positive/torchtune/8B_lora.yaml logs every training step (log_every_n_steps: 1): one record per step to every logger and log sink; set log_every_n_steps: 50'),
+    ('MLC402', 'positive/sft.yaml', 6, 'transformers config logs at debug level on every replica (log_level_replica: debug); set log_level_replica: warning (or info)'),
+    ('MLC402', 'positive/sft.yaml', 7, 'transformers config reports to every installed tracker (report_to: all); name the trackers you use (e.g. report_to: [wandb])'),
 ]
 
 
@@ -31,7 +27,15 @@ def test_negative():
 
 
 def test_cli_json():
-    res = run_cli("--format", "json", "--select", CODE, "positive/torchtune", cwd=FIXTURES / "rules" / CODE)
+    res = run_cli("--format", "json", "--select", CODE, "positive/sft.yaml", cwd=FIXTURES / "rules" / CODE)
     data = json.loads(res.out)
     assert res.code == 1
-    assert [(f["code"], f["path"], f["line"]) for f in data["findings"]] == [('MLC402', 'positive/torchtune/8B_lora.yaml', 17)]
+    assert [(f["code"], f["path"], f["line"]) for f in data["findings"]] == [
+        ('MLC402', 'positive/sft.yaml', 6), ('MLC402', 'positive/sft.yaml', 7)]
+
+
+def test_per_step_logging_is_not_reported():
+    """v2: logging_steps: 1 / log_every_n_steps: 1 / steps_per_print: 1 are house style, not waste."""
+    res = run_cli("--format", "json", "--select", CODE, "negative", cwd=FIXTURES / "rules" / CODE)
+    assert res.code == 0, res.err
+    assert json.loads(res.out)["findings"] == []

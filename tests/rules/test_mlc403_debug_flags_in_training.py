@@ -11,18 +11,18 @@ from training_rule_helpers import run
 CODE = "MLC403"
 
 EXPECTED = [
-    ('MLC403', 'positive/accelerate_config.yaml', 2, 'accelerate config positive/accelerate_config.yaml leaves debug on (true): Accelerate debug mode checks tensor shapes across processes on every gather; set debug: false'),
-    ('MLC403', 'positive/ds_config.json', 5, 'deepspeed config positive/ds_config.json leaves wall_clock_breakdown on (true): DeepSpeed synchronises the GPU to time forward/backward/step; set wall_clock_breakdown: false'),
-    ('MLC403', 'positive/ds_config.json', 7, 'deepspeed config positive/ds_config.json leaves flops_profiler.enabled on (true): the DeepSpeed flops profiler instruments the model; set flops_profiler.enabled: false'),
+    ('MLC403', 'positive/accelerate_config.yaml', 2, 'accelerate config leaves debug on (true): Accelerate debug mode checks tensor shapes across processes on every gather; set debug: false'),
+    ('MLC403', 'positive/ds_config.json', 5, 'deepspeed config leaves wall_clock_breakdown on (true): DeepSpeed synchronises the GPU to time forward/backward/step; set wall_clock_breakdown: false'),
+    ('MLC403', 'positive/ds_config.json', 7, 'deepspeed config leaves flops_profiler.enabled on (true): the DeepSpeed flops profiler instruments the model; set flops_profiler.enabled: false'),
     ('MLC403', 'positive/k8s/pytorchjob.yaml', 18, 'NCCL_DEBUG=INFO in container pytorch of PyTorchJob llama-sft Worker (requests nvidia.com/gpu): NCCL logs every communicator and channel setup (TRACE: every call); set NCCL_DEBUG=WARN or remove it'),
     ('MLC403', 'positive/k8s/pytorchjob.yaml', 20, 'NCCL_DEBUG_SUBSYS=ALL in container pytorch of PyTorchJob llama-sft Worker (requests nvidia.com/gpu): NCCL debug output for every subsystem; remove it'),
     ('MLC403', 'positive/k8s/pytorchjob.yaml', 22, 'CUDA_LAUNCH_BLOCKING=1 in container pytorch of PyTorchJob llama-sft Worker (requests nvidia.com/gpu): every CUDA kernel launch waits for the kernel to finish; remove it'),
     ('MLC403', 'positive/k8s/pytorchjob.yaml', 24, 'TORCH_DISTRIBUTED_DEBUG=DETAIL in container pytorch of PyTorchJob llama-sft Worker (requests nvidia.com/gpu): torch.distributed adds checks and logging to collectives (DETAIL: a consistency check per collective); remove it (or set OFF)'),
     ('MLC403', 'positive/k8s/pytorchjob.yaml', 26, 'TORCH_CPP_LOG_LEVEL=INFO in container pytorch of PyTorchJob llama-sft Worker (requests nvidia.com/gpu): PyTorch C++ info logging on every rank; set WARNING or remove it'),
-    ('MLC403', 'positive/lightning.yaml', 5, 'lightning config positive/lightning.yaml leaves trainer.detect_anomaly on (true): autograd anomaly detection re-checks every backward op; remove detect_anomaly (or set false)'),
-    ('MLC403', 'positive/lightning.yaml', 6, 'lightning config positive/lightning.yaml leaves trainer.profiler on (advanced): the profiler records every step; remove the profiler'),
-    ('MLC403', 'positive/torchtune.yaml', 11, 'torchtune config positive/torchtune.yaml leaves profiler.enabled on (true): the torch profiler records steps; set profiler.enabled: false'),
-    ('MLC403', 'positive/trl_cli.yaml', 7, 'transformers config positive/trl_cli.yaml sets NCCL_DEBUG=TRACE in env: NCCL logs every communicator and channel setup (TRACE: every call); set NCCL_DEBUG=WARN or remove it'),
+    ('MLC403', 'positive/lightning.yaml', 5, 'lightning config leaves trainer.detect_anomaly on (true): autograd anomaly detection re-checks every backward op; remove detect_anomaly (or set false)'),
+    ('MLC403', 'positive/lightning.yaml', 6, 'lightning config leaves trainer.profiler on (advanced): the profiler records every step; remove the profiler'),
+    ('MLC403', 'positive/torchtune.yaml', 11, 'torchtune config leaves profiler.enabled on (true): the torch profiler records steps; set profiler.enabled: false'),
+    ('MLC403', 'positive/trl_cli.yaml', 7, 'transformers config sets NCCL_DEBUG=TRACE in env: NCCL logs every communicator and channel setup (TRACE: every call); set NCCL_DEBUG=WARN or remove it'),
 ]
 
 

@@ -21,22 +21,22 @@ def test_positive_every_framework():
     ]
     messages = {p: m for _, p, _, m in found}
     assert messages["positive/hf_trainer/training_args.yaml"] == (
-        "transformers config positive/hf_trainer/training_args.yaml trains in full fp32 on GPU: "
+        "transformers config trains in full fp32 on GPU: "
         "neither bf16 nor fp16 is set (TrainingArguments default fp32); "
         "set bf16: true (fp16: true on T4/V100 and older GPUs)")
     assert messages["positive/deepspeed/ds_fp32.json"] == (
-        "deepspeed config positive/deepspeed/ds_fp32.json trains in full fp32 on GPU: "
+        "deepspeed config trains in full fp32 on GPU: "
         "no fp16/bf16 block is enabled (bf16.enabled: false); "
         'set "bf16": {"enabled": true} ("fp16": {"enabled": true} on T4/V100 and older GPUs)')
     assert messages["positive/torchtune/full_finetune.yaml"] == (
-        "torchtune config positive/torchtune/full_finetune.yaml trains in full fp32 on GPU: "
+        "torchtune config trains in full fp32 on GPU: "
         "dtype: fp32; set dtype: bf16")
     assert messages["positive/lightning/config.yaml"] == (
-        "lightning config positive/lightning/config.yaml trains in full fp32 on GPU: "
+        "lightning config trains in full fp32 on GPU: "
         "trainer.precision: 32; set trainer.precision: bf16-mixed "
         "(trainer.precision: 16-mixed on T4/V100 and older GPUs)")
     assert messages["positive/accelerate/default_config.yaml"] == (
-        "accelerate config positive/accelerate/default_config.yaml trains in full fp32 on GPU: "
+        "accelerate config trains in full fp32 on GPU: "
         "mixed_precision: no; set mixed_precision: bf16 (mixed_precision: fp16 on T4/V100 and older GPUs)")
 
 
@@ -89,7 +89,7 @@ def test_linked_t4_suggests_fp16_not_bf16():
     fp32, starve = _linked(0)
     assert [(f.location.path, f.location.line, f.message) for f in fp32] == [(
         "linked/training_args.yaml", 1,
-        "transformers config linked/training_args.yaml trains in full fp32 on GPU "
+        "transformers config trains in full fp32 on GPU "
         "(run by Job/default/bert-finetune on T4): neither bf16 nor fp16 is set "
         "(TrainingArguments default fp32); set fp16: true (T4 has no bf16)")]
     assert [(r.location.path, r.location.line) for r in fp32[0].related] == [("linked/job.yaml", 14)]

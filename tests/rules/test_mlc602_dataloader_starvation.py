@@ -11,9 +11,9 @@ from training_rule_helpers import run
 CODE = "MLC602"
 
 EXPECTED = [
-    ('MLC602', 'positive/lightning.yaml', 11, 'lightning config positive/lightning.yaml starves the GPU: data.init_args.num_workers: 0 loads every batch in the training process; set data.init_args.num_workers to 4 or more (up to the CPU cores per GPU)'),
-    ('MLC602', 'positive/nemo_asr.yaml', 7, 'nemo config positive/nemo_asr.yaml starves the GPU: model.train_ds.num_workers: 0 loads every batch in the training process; set model.train_ds.num_workers to 4 or more (up to the CPU cores per GPU)'),
-    ('MLC602', 'positive/vit_finetune.yaml', 5, 'transformers config positive/vit_finetune.yaml starves the GPU: dataloader_num_workers: 0 loads every batch in the training process; dataloader_pin_memory: false makes every host-to-GPU copy synchronous; set dataloader_num_workers to 4 or more (up to the CPU cores per GPU) and remove dataloader_pin_memory: false'),
+    ('MLC602', 'positive/lightning.yaml', 11, 'lightning config starves the GPU: data.init_args.num_workers: 0 loads every batch in the training process; set data.init_args.num_workers to 4 or more (up to the CPU cores per GPU)'),
+    ('MLC602', 'positive/nemo_asr.yaml', 7, 'nemo config starves the GPU: model.train_ds.num_workers: 0 loads every batch in the training process; set model.train_ds.num_workers to 4 or more (up to the CPU cores per GPU)'),
+    ('MLC602', 'positive/vit_finetune.yaml', 5, 'transformers config starves the GPU: dataloader_num_workers: 0 loads every batch in the training process; dataloader_pin_memory: false makes every host-to-GPU copy synchronous; set dataloader_num_workers to 4 or more (up to the CPU cores per GPU) and remove dataloader_pin_memory: false'),
 ]
 
 

@@ -18,12 +18,21 @@ EXPECTED = [
 
 
 def test_positive_exact():
-    assert triples(lint_dir(BASE / "positive", cwd=BASE), CODE) == EXPECTED
+    assert triples(lint_dir(BASE / "positive", cwd=BASE, require_budget=True), CODE) == EXPECTED
 
 
 @pytest.mark.parametrize("folder", ["negative/with-budget", "negative/cpu-only"])
 def test_negative_silent(folder):
-    assert triples(lint_dir(BASE / folder, cwd=BASE), CODE) == []
+    assert triples(lint_dir(BASE / folder, cwd=BASE, require_budget=True), CODE) == []
+
+
+def test_opt_in(tmp_path):
+    """v2 default set: off unless require-budget = true or selected."""
+    assert triples(lint_dir(BASE / "positive", cwd=BASE), CODE) == []
+    (tmp_path / "compute.tf").write_text((BASE / "positive" / "compute.tf").read_text())
+    assert CODE not in run_cli(".", "--no-cache", "--fail-on", "note", cwd=tmp_path).out
+    (tmp_path / ".mlcost-lint.toml").write_text("require-budget = true\n")
+    assert "compute.tf:5:1: MLC701 [note]" in run_cli(".", "--no-cache", cwd=tmp_path).out
 
 
 def test_cli_json():

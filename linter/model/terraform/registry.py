@@ -325,6 +325,7 @@ class _Ctx:
                                                 "location": self.arg_location("region")},
                                 "google", config, self.decl.location)
         cluster.tags_attribute = "resource_labels"
+        cluster.tag_inputs = ("cluster_resource_labels",)
         cluster.tags = _tags(None, cluster_labels)
         out.append(cluster)
         pools = self.values.get("node_pools")
@@ -428,6 +429,7 @@ class _Ctx:
         res = self.resource("google_container_node_pool", name if isinstance(name, str) else str(i),
                             address, attrs, locs, "google", config, loc)
         res.tags_attribute = "node_config.resource_labels"
+        res.tag_inputs = ("node_pools_resource_labels", "cluster_resource_labels")
         res.tags = _tags(cluster_labels, resource_labels)
         return res
 
