@@ -96,8 +96,8 @@ def selection_notices(settings: Settings, running: list[type[Rule]]) -> list[str
             continue
         if rule in running:
             text = rule.selected_notice if _explicitly_selected(rule, settings) else ""
-        elif any(matches(s, rule) for s in settings.ignore):
-            text = ""          # the user turned it off on purpose
+        elif settings.select or any(matches(s, rule) for s in settings.ignore):
+            text = ""          # the user chose the rules: nothing to explain
         else:
             text = rule.off_notice
         if text and text not in notices:

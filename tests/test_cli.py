@@ -21,6 +21,8 @@ spec:
 
 def _project(tmp_path: Path) -> Path:
     (tmp_path / "pod.yaml").write_text(POD)
+    # The organisation's convention turns on the cost-label rule (v2 default set).
+    (tmp_path / ".mlcost-lint.toml").write_text('required-tags = ["team", "project", "cost-center"]\n')
     return tmp_path
 
 
@@ -30,7 +32,7 @@ def test_findings_exit_1_and_text_format(tmp_path: Path):
     assert r.code == 1, r.err
     assert r.out.splitlines() == [
         "pod.yaml:3:1: MLC102 [warning] Pod trainer pod template lacks cost labels team, project, cost-center "
-        "(required-tags); cost allocators read pod labels",
+        "(required-tags); cost allocators read pod labels: add them to metadata.labels",
         "Found 1 finding (1 warning) in 1 file.",
     ]
     assert r.err == ""
@@ -48,7 +50,8 @@ def test_clean_project_exits_0(tmp_path: Path):
     (tmp_path / "pod.yaml").write_text(POD.replace("  name: trainer\n",
                                                    "  name: trainer\n  labels: {team: a, project: b, CostCenter: c}\n"))
     r = run_cli("pod.yaml", "--no-cache", "--select", "missing-cost-labels", cwd=tmp_path)
-    assert (r.code, r.out) == (0, "No findings in 1 file.\n")
+    assert (r.code, r.out) == (0, "No findings in 1 file.\nMLC101/MLC102 check the suggested keys team, project, "
+                                  "cost-center: set required-tags in .mlcost-lint.toml to use your own.\n")
 
 
 def test_json_format_and_output_file(tmp_path: Path):

@@ -9,7 +9,9 @@ from mlcost_lint.config import ConfigError, load_settings
 
 def test_defaults_without_config(tmp_path: Path):
     s = load_settings(None, tmp_path)
-    assert s.required_tags == ["team", "project", "cost-center"]
+    # Not configured: MLC101/MLC102 are off unless selected, then check the suggested keys.
+    assert s.required_tags is None and s.tag_keys == ["team", "project", "cost-center"]
+    assert s.require_budget is False and s.extend_select == [] and s.extend_exclude == []
     assert (s.max_log_retention_days, s.min_checkpoint_interval_steps, s.max_checkpoints_per_run,
             s.max_job_backoff_limit, s.oversized_gpu_memory_fraction) == (365, 100, 200, 6, 0.25)
     assert s.source is None
@@ -52,3 +54,37 @@ def test_invalid_config_names_the_key(tmp_path: Path, text: str, message: str):
         load_settings(cfg, tmp_path)
     assert message in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_default_set_select_and_extend_select(tmp_path: Path):
+    """rules.md "The default set (v2)": opt-in rules by their setting; select replaces, extend-select adds."""
+    from mlcost_lint.config import Settings
+    from mlcost_lint.engine import selected_rules, selection_notices
+
+    def codes(s):
+        return {r.code for r in selected_rules(s)}
+
+    default = Settings(root=tmp_path)
+    assert {"MLC101", "MLC102", "MLC701"}.isdisjoint(codes(default)) and "MLC203" in codes(default)
+    assert selection_notices(default, selected_rules(default)) == [
+        "Cost-tag rules MLC101/MLC102 are off: set required-tags in .mlcost-lint.toml to check cost tags and labels."]
+    configured = Settings(root=tmp_path, required_tags=["owner"], require_budget=True)
+    assert {"MLC101", "MLC102", "MLC701"} <= codes(configured)
+    assert selection_notices(configured, selected_rules(configured)) == []
+    extended = Settings(root=tmp_path, extend_select=["MLC1"])
+    assert {"MLC101", "MLC102", "MLC203"} <= codes(extended) and "MLC701" not in codes(extended)
+    assert selection_notices(extended, selected_rules(extended)) == [
+        "MLC101/MLC102 check the suggested keys team, project, cost-center: set required-tags in "
+        ".mlcost-lint.toml to use your own."]
+    only = Settings(root=tmp_path, select=["MLC701"])
+    assert codes(only) == {"MLC701"} and selection_notices(only, selected_rules(only)) == []
+    ignored = Settings(root=tmp_path, ignore=["MLC1"])
+    assert selection_notices(ignored, selected_rules(ignored)) == []
+
+
+def test_extend_keys_in_the_config_file(tmp_path: Path):
+    (tmp_path / ".mlcost-lint.toml").write_text(
+        'extend-select = ["MLC701"]\nextend-exclude = ["generated/"]\nrequire-budget = false\n')
+    s = load_settings(None, tmp_path)
+    assert (s.extend_select, s.extend_exclude, s.require_budget) == (["MLC701"], ["generated/"], False)
+    assert s.all_excludes == ["generated/"]

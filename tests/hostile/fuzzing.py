@@ -74,7 +74,7 @@ def lint_tree(root: Path, settings: Settings | None = None, *, jobs: int = 1,
               cache_dir: Path | None = None, paths: list[str] | None = None,
               stdin: bytes | None = None) -> LintResult:
     """``mlcost-lint .`` run in-process from ``root`` (paths relative to it)."""
-    settings = settings or Settings(root=root)
+    settings = settings or Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root)
     with chdir(root):
         return lint(paths or ["."], settings, LintOptions(
             jobs=jobs, use_cache=cache_dir is not None, cache_dir=cache_dir, stdin=stdin))
@@ -159,7 +159,7 @@ def check_tree(root: Path, settings: Settings | None = None, *, time_limit_s: fl
                formats: tuple[str, ...] = FORMATS, jobs: int = 1) -> Outcome:
     """Lint ``root`` and render every format; never raises (failures are
     ``Outcome.problems``)."""
-    settings = settings or Settings(root=root)
+    settings = settings or Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root)
     outcome = Outcome()
     start = time.monotonic()
     try:

@@ -44,7 +44,7 @@ def lint_with_sentinel(root: Path, files: dict[str, bytes], settings: Settings |
         target = root / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-    result = lint_tree(root, settings or Settings(root=root), **kw)
+    result = lint_tree(root, settings or Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root), **kw)
     assert internal_errors(result) == []
     assert SENTINEL_FINDING in [(c, p, ln) for c, p, ln, _, _ in findings_of(result)], findings_of(result)
     return result

@@ -16,7 +16,7 @@ import pytest
 
 
 def _cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "mlcost_lint", ".", "--format", "json", "--exit-zero", *args]
+    return [sys.executable, "-m", "mlcost_lint", ".", "--format", "json", "--exit-zero", "--select", "ALL", *args]
 
 
 def _env() -> dict[str, str]:
@@ -54,7 +54,8 @@ def _finish(procs: list[subprocess.Popen]) -> list[tuple[bytes, bytes]]:
 @pytest.fixture(scope="module")
 def expected(hostile_tree: Path) -> bytes:
     out = subprocess.run(_cmd("--no-cache"), cwd=hostile_tree, capture_output=True, timeout=300, env=_env()).stdout
-    assert out.count(b'"code"') > 300 and b'"MLC001"' in out
+    # A large report (v2 no longer reports per-step logging, which was most of it before).
+    assert out.count(b'"code"') > 100 and b'"MLC001"' in out
     return out
 
 

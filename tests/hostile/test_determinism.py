@@ -51,7 +51,7 @@ def tree(hostile_tree: Path) -> Path:
 
 
 def _outputs(root: Path, jobs: int, cache_dir: Path | None) -> dict[str, str]:
-    settings = Settings(root=root)
+    settings = Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root)
     result = lint_tree(root, settings, jobs=jobs, cache_dir=cache_dir)
     return {fmt: render(result, settings, fmt, root) for fmt in FORMATS}
 

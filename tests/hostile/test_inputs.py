@@ -96,7 +96,7 @@ def test_unknown_kinds_api_versions_and_odd_roots_are_ignored(tmp_path: Path):
     assert [f for f in findings_of(result) if f[1] != SENTINEL_NAME] == [
         ("MLC102", "future-job.yaml", 5, 8,
          "Job t pod template lacks cost labels team, project, cost-center (required-tags); cost allocators "
-         "read pod labels")]
+         "read pod labels: add them to spec.template.metadata.labels")]
 
 
 # -------------------------------------------------------- wrong types ---

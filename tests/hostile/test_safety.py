@@ -50,7 +50,7 @@ def no_network_no_processes(monkeypatch):
 
 
 def _lint_and_render(root: Path, paths: list[str], cache_dir: Path | None = None) -> tuple[object, dict[str, str]]:
-    settings = Settings(root=root)
+    settings = Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root)
     result = lint_tree(root, settings, paths=paths, cache_dir=cache_dir)
     return result, {fmt: render(result, settings, fmt, root) for fmt in FORMATS}
 
@@ -159,7 +159,7 @@ def test_secret_values_are_collected_from_every_source(tmp_path: Path):
 
 def test_findings_never_print_a_secret_in_any_format(tmp_path: Path):
     root = _write(tmp_path, SECRET_PROJECT)
-    settings = Settings(root=root)
+    settings = Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root)
     result = lint_tree(root, settings)
     for fmt in ("text", "json", "sarif", "github"):
         out = render(result, settings, fmt, root)
@@ -177,7 +177,7 @@ def test_findings_never_print_a_secret_in_any_format(tmp_path: Path):
 
 def test_full_format_source_lines_are_redacted(tmp_path: Path):
     root = _write(tmp_path, SECRET_PROJECT)
-    settings = Settings(root=root)
+    settings = Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root)
     out = render(lint_tree(root, settings), settings, "full", root)
     assert [s for s in SECRETS if s in out] == []
 
@@ -237,7 +237,7 @@ def test_a_secret_copied_anywhere_never_reaches_the_output(env_name, places, pre
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "job.yaml").write_text(yaml.safe_dump(doc))
-        settings_ = Settings(root=root)
+        settings_ = Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root)
         result = lint_tree(root, settings_)
         assert result.findings
         for fmt in ("text", "json", "sarif", "github"):
@@ -260,7 +260,7 @@ def test_sarif_uris_are_relative_normalised_and_percent_encoded(tmp_path: Path):
     (root / "k8s" / "sub").mkdir(parents=True)
     (root / "k8s" / "my job #1 %20 é.yaml").write_bytes(SENTINEL_JOB)
     (root / "k8s" / "sub" / "b.yaml").write_bytes(SENTINEL_JOB.replace(b"name: sentinel", b"name: other"))
-    settings = Settings(root=root)
+    settings = Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root)
     result = lint_tree(root, settings, paths=["./k8s/../k8s", "k8s/sub/./"])
     uris = _sarif_uris(render(result, settings, "sarif", root))
     assert uris and set(uris) == {"k8s/my%20job%20%231%20%2520%20%C3%A9.yaml", "k8s/sub/b.yaml"}
@@ -273,7 +273,7 @@ def test_sarif_uris_never_escape_srcroot(tmp_path: Path):
     (tmp_path / "proj" / "k8s").mkdir(parents=True)
     (tmp_path / "proj" / "k8s" / "job.yaml").write_bytes(SENTINEL_JOB)
     (tmp_path / "elsewhere").mkdir()
-    settings = Settings(root=tmp_path / "elsewhere")
+    settings = Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=tmp_path / "elsewhere")
     result = lint_tree(tmp_path / "elsewhere", settings, paths=["../proj"])
     assert findings_of(result)
     uris = _sarif_uris(render(result, settings, "sarif", tmp_path / "elsewhere"))
@@ -317,7 +317,7 @@ def test_control_characters_never_reach_the_output(tmp_path: Path):
     override: no new output line (in a CI log "::error ..." on its own line
     is a GitHub Actions workflow command), no terminal control sequence."""
     root = _injection_tree(tmp_path)
-    settings = Settings(root=root)
+    settings = Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root)
     result = lint_tree(root, settings)
     assert findings_of(result) == [
         ("MLC001", "a\\n::warning::from-a-file-name.yaml", 1, 1, "file name contains control characters; not read"),
@@ -326,7 +326,7 @@ def test_control_characters_never_reach_the_output(tmp_path: Path):
          "no run-time bound; a hung run keeps it until someone notices: set spec.activeDeadlineSeconds"),
         ("MLC102", "job.yaml", 6, 3,
          "Job evil\\n::error file=x.tf,line=1::injected\\x1b[2J\\x1b]0;title\\x07\\u202ereversed pod template lacks "
-         "cost labels team, project, cost-center (required-tags); cost allocators read pod labels"),
+         "cost labels team, project, cost-center (required-tags); cost allocators read pod labels: add them to spec.template.metadata.labels"),
     ]
     for fmt in ("text", "json", "sarif", "github"):
         out = render(result, settings, fmt, root)
@@ -339,7 +339,7 @@ def test_control_characters_never_reach_the_output(tmp_path: Path):
 
 def test_full_format_source_lines_carry_no_control_characters(tmp_path: Path):
     root = _write(tmp_path, {"main.tf": 'resource "aws_s3_bucket" "b" { # \x1b]0;pwned\x07\u202e\n  bucket = "b"\n}\n'})
-    settings = Settings(root=root)
+    settings = Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root)
     result = lint_tree(root, settings)
     assert [f[0] for f in findings_of(result)] == ["MLC101", "MLC303"]
     out = render(result, settings, "full", root)
@@ -377,7 +377,7 @@ def test_form_feed_in_a_for_each_key_stays_on_one_line(tmp_path: Path):
     the text and GitHub output saw two lines."""
     root = _write(tmp_path, {"infra/main.tf": 'resource "aws_batch_compute_environment" "a" {\n'
                                               '  for_each = ["\\u000c", "\\u2028"]\n}\n'})
-    settings = Settings(root=root)
+    settings = Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root)
     result = lint_tree(root, settings)
     assert sorted(f.address for f in result.findings) == [
         'aws_batch_compute_environment.a["\\u2028"]', 'aws_batch_compute_environment.a["\\x0c"]']

@@ -15,7 +15,7 @@ spec:
       image: x
 """
 
-# A Transformers config with two fixable findings (MLC301, MLC402).
+# A Transformers config with a fixable MLC301 finding (and per-step logging, not reported since v2).
 SFT = (Path(__file__).parent / "data" / "fix" / "sft_before.yaml").read_text()
 
 # Terraform split over files: the node group's size and tags come from the
@@ -55,7 +55,15 @@ resource "aws_eks_node_group" "gpu" {
 """
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
+# The organisation's conventions the projects below follow: required-tags
+# turns on MLC101/MLC102 (off by default since v2), which these tests use as
+# their vehicle for baselines, suppressions and formats.
+ORG_CONFIG = 'required-tags = ["team", "project", "cost-center"]\n'
+
+
+def write(root: Path, files: dict[str, str], config: str | None = ORG_CONFIG) -> Path:
+    if config is not None and ".mlcost-lint.toml" not in files:
+        files = {".mlcost-lint.toml": config, **files}
     for name, text in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,14 +7,14 @@ from pathlib import Path
 
 from mlc_testing import run_cli
 
-from .projects import POD, write
+from .projects import ORG_CONFIG, POD, write
 
 POD2 = POD.replace("trainer", "other")
 
 
 def _msg(name: str) -> str:
     return (f"Pod {name} pod template lacks cost labels team, project, cost-center (required-tags); "
-            "cost allocators read pod labels")
+            "cost allocators read pod labels: add them to metadata.labels")
 
 
 # ------------------------------------------------------------ baselines ---
@@ -151,12 +151,15 @@ def test_mlc002_partial_unknown_and_file_level(tmp_path: Path):
 def test_mlc002_can_itself_be_suppressed(tmp_path: Path):
     write(tmp_path, {"pod.yaml": SUPPRESSED_POD.replace("ignore[MLC205]", "ignore[MLC205, MLC002]")})
     assert run_cli("pod.yaml", "--no-cache", cwd=tmp_path).out == "No findings in 1 file.\n"
-    write(tmp_path, {"pod.yaml": SUPPRESSED_POD, ".mlcost-lint.toml": '[per-file-ignores]\n"pod.yaml" = ["MLC002"]\n'})
+    write(tmp_path, {"pod.yaml": SUPPRESSED_POD, ".mlcost-lint.toml": ORG_CONFIG +
+                     '[per-file-ignores]\n"pod.yaml" = ["MLC002"]\n'})
     assert run_cli("pod.yaml", "--no-cache", cwd=tmp_path).out == "No findings in 1 file.\n"
 
 
 def test_bare_ignore_judged_only_when_every_rule_ran(tmp_path: Path):
-    write(tmp_path, {"pod.yaml": POD.replace("      image: x\n", "      image: x  # mlcost-lint: ignore\n")})
+    # Every rule runs only when the opt-in ones are on too (required-tags, require-budget).
+    write(tmp_path, {"pod.yaml": POD.replace("      image: x\n", "      image: x  # mlcost-lint: ignore\n")},
+          config=ORG_CONFIG + "require-budget = true\n")
     r = run_cli("pod.yaml", "--ignore", "MLC102", "--no-cache", cwd=tmp_path)
     assert r.out == "No findings in 1 file.\n"
     r = run_cli("pod.yaml", "--select", "MLC002", "--no-cache", cwd=tmp_path)

@@ -12,11 +12,12 @@ from .projects import write
 DATA = Path(__file__).parent / "data" / "fix"
 
 
-def test_fix_adds_save_total_limit_and_raises_logging_steps(tmp_path: Path):
+def test_fix_adds_save_total_limit_and_leaves_per_step_logging(tmp_path: Path):
+    # v2: logging_steps: 1 is house style (MLC402 no longer reports it), so --fix leaves it.
     write(tmp_path, {"configs/sft.yaml": (DATA / "sft_before.yaml").read_text()})
     r = run_cli(".", "--fix", "--select", "MLC301,MLC402", "--no-cache", cwd=tmp_path)
     assert (r.code, r.out) == (0, "No findings in 1 file.\n"), r.err
-    assert r.err == "Fixed 2 findings (0 remaining).\n"
+    assert r.err == "Fixed 1 finding (0 remaining).\n"
     assert (tmp_path / "configs" / "sft.yaml").read_text() == (DATA / "sft_after.yaml").read_text()
 
 
@@ -27,19 +28,16 @@ def test_diff_shows_changes_without_writing(tmp_path: Path):
     assert r.out == (
         "--- a/sft.yaml\n"
         "+++ b/sft.yaml\n"
-        "@@ -4,8 +4,9 @@\n"
+        "@@ -4,6 +4,7 @@\n"
         " \n"
         " save_strategy: steps\n"
         " save_steps: 500\n"
         "+save_total_limit: 2\n"
         " # Logging: keep curves smooth\n"
-        "-logging_steps: 1\n"
-        "+logging_steps: 50\n"
+        " logging_steps: 1\n"
         " report_to: ['wandb']\n"
-        " learning_rate: 2.0e-05\n"
-        " lr_scheduler_kwargs:\n"
     )
-    assert r.err == "Would fix 2 findings in 1 file.\n"
+    assert r.err == "Would fix 1 finding in 1 file.\n"
     assert (tmp_path / "sft.yaml").read_text() == (DATA / "sft_before.yaml").read_text()
     # Nothing to fix: empty diff, exit 0.
     clean = run_cli("sft.yaml", "--diff", "--select", "MLC102", "--no-cache", cwd=tmp_path)
@@ -89,10 +87,9 @@ def test_nested_and_flow_style_files_keep_every_other_line(tmp_path: Path):
     )
     write(tmp_path, {"train.yaml": text})
     r = run_cli("train.yaml", "--fix", "--select", "MLC301,MLC402", "--no-cache", cwd=tmp_path)
-    assert r.err == "Fixed 2 findings (0 remaining).\n", r.out
-    # ruamel keeps an end-of-line comment at its column.
+    assert r.err == "Fixed 1 finding (0 remaining).\n", r.out
+    # Comments, quoting and flow style of every other line kept.
     assert (tmp_path / "train.yaml").read_text() == text.replace(
-        "logging_steps: 1    # per step!", "logging_steps: 50   # per step!").replace(
         "save_steps: 200\n", "save_steps: 200\nsave_total_limit: 2\n")
 
 
@@ -127,15 +124,15 @@ def test_in_place_edit_when_round_trip_would_respell_other_lines(tmp_path: Path)
         "  tensorboard,\n"
         "  wandb\n"
         "]\n"
-        "save_strategy: 'no'\n"
+        "save_strategy: steps  # every 500\n"
         "logging_steps: 1  # every step\n"
         "bf16: True\n"
     )
     write(tmp_path, {"recipe.yaml": text})
-    r = run_cli("recipe.yaml", "--diff", "--select", "MLC402", "--no-cache", cwd=tmp_path)
+    r = run_cli("recipe.yaml", "--diff", "--select", "MLC301", "--no-cache", cwd=tmp_path)
     assert r.code == 1, r.err
     assert [line for line in r.out.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")] == [
-        "-logging_steps: 1  # every step", "+logging_steps: 50  # every step"]
+        "+save_total_limit: 2"]
 
 
 def test_in_place_insert_after_anchor_before_leading_comments():

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from .projects import POD
+from .projects import ORG_CONFIG, POD
 
 ROOT = Path(__file__).resolve().parents[2]
 PRE_COMMIT = shutil.which("pre-commit") or str(Path(sys.executable).parent / "pre-commit")
@@ -82,7 +82,8 @@ def _project(hook_env: dict, name: str) -> Path:
         f"    rev: {hook_env['rev']}\n"
         "    hooks:\n"
         "      - id: mlcost-lint\n")
-    _git(project, "add", ".pre-commit-config.yaml", env=env)
+    (project / ".mlcost-lint.toml").write_text(ORG_CONFIG)
+    _git(project, "add", ".pre-commit-config.yaml", ".mlcost-lint.toml", env=env)
     _git(project, "commit", "-q", "--no-verify", "-m", "pre-commit config", env=env)
     r = _run([PRE_COMMIT, "install"], project, env)
     assert r.returncode == 0, r.stdout
@@ -110,7 +111,7 @@ def test_bad_file_blocks_commit_fixed_passes_suppression_works(hook_env: dict):
     assert r.returncode == 1
     assert "mlcost-lint" in r.stdout and "Failed" in r.stdout
     assert ("k8s/pod.yaml:3:1: MLC102 [warning] Pod trainer pod template lacks cost labels team, project, "
-            "cost-center (required-tags); cost allocators read pod labels") in r.stdout
+            "cost-center (required-tags); cost allocators read pod labels: add them to metadata.labels") in r.stdout
     assert "k8s/pod.yaml" not in _head_files(project, env)
 
     (project / "k8s" / "pod.yaml").write_text(GOOD_POD)
