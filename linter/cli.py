@@ -2,7 +2,9 @@
 ``mlcost-lint explain CODE``.
 
 Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it;
-2 usage or configuration error (one line on stderr, never a traceback).
+2 usage or configuration error (one line on stderr, never a traceback), or
+an internal error (a rule that raised; the report still lists every other
+finding, --debug prints the traceback).
 """
 
 from __future__ import annotations
@@ -78,12 +80,14 @@ def cli() -> None:
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parse processes (default: CPU count).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the parse cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None, help="Cache folder (default .mlcost_lint_cache).")
+@click.option("--debug", is_flag=True, help="Print the traceback of an internal error.")
 def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[str, ...],
           extend_select: tuple[str, ...], ignore: tuple[str, ...],
           fail_on: str, exit_zero: bool, statistics: bool, config_file: str | None, baseline_file: str | None,
           write_baseline_file: str | None, baseline_report_stale: bool, apply_fix: bool, show_diff: bool,
           project_root: str | None, no_project_context: bool, var_file: tuple[str, ...],
-          tf_vars: tuple[str, ...], jobs: int | None, no_cache: bool, cache_dir: str | None) -> None:
+          tf_vars: tuple[str, ...], jobs: int | None, no_cache: bool, cache_dir: str | None,
+          debug: bool) -> None:
     """Lint PATHS (files or folders; `-` reads standard input).
 
     Given only files (as pre-commit passes them), mlcost-lint still reads the
@@ -97,6 +101,14 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
     targets = list(paths) or ["."]
     if baseline_report_stale and not baseline_file:
         _fail("--baseline-report-stale needs --baseline FILE")
+    # A mistyped CI path must not pass as "no findings" (product.md, v2 additions).
+    for target in targets:
+        if target != "-" and not os.path.lexists(target):
+            what = "matched no file (glob)" if any(c in target for c in "*?[") else "does not exist"
+            _fail(f"path '{target}' {what}")
+    for name in var_file:
+        if not os.path.isfile(name):
+            _fail(f"--var-file '{name}' does not exist or is not a file")
     try:
         first = Path(targets[0]) if targets[0] != "-" else Path.cwd()
         settings = load_settings(Path(config_file) if config_file else None, first)
@@ -142,9 +154,13 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
     except (ConfigError, BaselineError) as exc:
         _fail(str(exc))
         return
-    for failure in run.result.rule_failures:
-        click.echo(f"mlcost-lint: internal error in {failure.code} (other rules still ran): {failure.error}",
-                   err=True)
+    from mlcost_lint.report import ToolError
+
+    errors = [ToolError(f.code, f.error, f.path) for f in run.result.rule_failures]
+    for error, failure in zip(errors, run.result.rule_failures):
+        click.echo(f"mlcost-lint: {error.text()}", err=True)
+        if debug:
+            click.echo(failure.traceback.rstrip(), err=True)
     if baseline_report_stale and run.stale:
         _report_stale(run.stale, baseline_file or "")
     fixable: frozenset[int] = frozenset()
@@ -152,7 +168,12 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
         from mlcost_lint.fix import fixes_for
 
         fixable = frozenset(id(f) for f, _ in fixes_for(run.findings, run.result.project))
-    _emit(run, rules, fmt, output, statistics, fixable, selection_notices(settings, rules))
+    _emit(run, rules, fmt, output, statistics, fixable, selection_notices(settings, rules), errors)
+    if errors:
+        sys.exit(2)     # an internal error is never a pass, whatever --exit-zero/--fail-on say
+    if run.files_reported == 0 and not run.findings:
+        click.echo("mlcost-lint: warning: no Terraform, Kubernetes, training-config or other supported file "
+                   f"found in {' '.join(targets)}", err=True)
     if exit_zero or fail_on == "never":
         sys.exit(0)
     threshold = _LEVEL_RANK[fail_on]
@@ -296,13 +317,13 @@ def _report_stale(stale: list[Any], baseline_file: str) -> None:
 
 
 def _emit(run: _Run, rules: list[Any], fmt: str, output: str | None, statistics: bool,
-          fixable: frozenset[int], notices: list[str]) -> None:
+          fixable: frozenset[int], notices: list[str], errors: list[Any]) -> None:
     from mlcost_lint.report import ReportInput, renderer
 
     no_color = bool(os.environ.get("NO_COLOR"))
     color = fmt in ("text", "full") and output is None and sys.stdout.isatty() and not no_color
     data = ReportInput(findings=run.findings, rules=rules, files_scanned=run.files_reported, color=color,
-                       fixable=fixable, secrets=run.result.secrets, notices=notices)
+                       fixable=fixable, secrets=run.result.secrets, notices=notices, errors=errors)
     if statistics:
         from mlcost_lint.report.statistics import render_json, render_text
 

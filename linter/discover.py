@@ -93,6 +93,21 @@ def _exists(path: Path) -> bool:
     return True
 
 
+def _is_dir(path: Path) -> bool:
+    # Path.is_dir/is_file raise PermissionError where a parent cannot be searched.
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def _is_regular(path: Path) -> bool:
     """A regular file (not following links). A file that vanished since the
     folder was listed still counts: reading it reports that it vanished."""
@@ -132,13 +147,13 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
                 out.files.append(SourceFile(Path(STDIN), STDIN_DISPLAY, FileKind.YAML))
             continue
         start = Path(raw)
-        if start.is_file():
+        if _is_file(start):
             # A file named explicitly is read whatever its name, if we know its kind.
             kind = kind_of(start.name)
             if kind is not None:
                 add(start, kind)
             continue
-        if not start.is_dir():
+        if not _is_dir(start):
             # A FIFO or device would block the read (or never end): never opened.
             problem = "not a regular file or folder; not read" if _exists(start) else "path does not exist"
             out.errors.append(ParseError(display_path(start, cwd), 1, 1, problem))
@@ -153,7 +168,7 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
             here = Path(dirpath)
             dirnames[:] = sorted(
                 d for d in dirnames
-                if d not in SKIPPED_DIRS and not (here / d / "pyvenv.cfg").exists()
+                if d not in SKIPPED_DIRS and not _exists(here / d / "pyvenv.cfg")
                 and not is_excluded(display_path(here / d, cwd), exclude, root, cwd)
             )
             for name in sorted(filenames):

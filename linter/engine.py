@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-import sys
 import traceback
 from dataclasses import dataclass
 
@@ -107,8 +106,31 @@ def selection_notices(settings: Settings, running: list[type[Rule]]) -> list[str
 
 @dataclass(slots=True)
 class RuleFailure:
+    """A rule that raised: an internal error the user sees (exit 2), never a
+    silent loss. ``path`` is the file whose object the rule was checking,
+    when the traceback shows one."""
+
     code: str
-    error: str
+    error: str                      # one line: "TypeError: ..."
+    path: str | None = None
+    traceback: str = ""
+
+
+def _subject_path(tb) -> str | None:
+    """The file of the innermost model object a failing rule was looking at:
+    a local variable of the rule's frames with a ``location.path`` (a
+    workload, resource, training config) or a ``document.path``."""
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        for value in frame.f_locals.values():
+            for holder in (getattr(value, "location", None), getattr(value, "document", None)):
+                path = getattr(holder, "path", None)
+                if isinstance(path, str) and path:
+                    return path
+    return None
 
 
 def run_rules(project: Project, settings: Settings, rules: list[type[Rule]],
@@ -116,13 +138,18 @@ def run_rules(project: Project, settings: Settings, rules: list[type[Rule]],
     findings: list[Finding] = []
     for rule_cls in rules:
         rule = rule_cls()
+        produced: list[Finding] = []
         try:
-            findings.extend(rule.check(project, settings))
+            for finding in rule.check(project, settings):
+                produced.append(finding)
         except Exception as exc:  # a rule bug must not hide every other finding
             if failures is not None:
-                failures.append(RuleFailure(rule.code, "".join(
-                    traceback.format_exception_only(type(exc), exc)).strip()))
-            if "--debug" in sys.argv:
-                traceback.print_exc()
+                failures.append(RuleFailure(
+                    rule.code,
+                    "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1],
+                    _subject_path(exc.__traceback__),
+                    "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))))
+        # What the rule reported before it failed is still reported.
+        findings.extend(produced)
     findings.sort(key=Finding.sort_key)
     return findings

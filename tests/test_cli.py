@@ -111,3 +111,47 @@ def test_rules_and_explain():
 def test_version():
     r = run_cli("--version")
     assert r.code == 0 and r.out.startswith("mlcost-lint ")
+
+
+def test_missing_path_glob_and_var_file_are_usage_errors(tmp_path: Path):
+    """A mistyped CI path is exit 2 with one line, never a finding --exit-zero could hide."""
+    _project(tmp_path)
+    for args, line in ((["nope"], "mlcost-lint: error: path 'nope' does not exist"),
+                       (["infra/*.tf", "--exit-zero"], "mlcost-lint: error: path 'infra/*.tf' matched no file (glob)"),
+                       ([".", "--var-file", "prod.tfvars"],
+                        "mlcost-lint: error: --var-file 'prod.tfvars' does not exist or is not a file")):
+        r = run_cli(*args, "--no-cache", cwd=tmp_path)
+        assert (r.code, r.out, r.err.splitlines()) == (2, "", [line]), args
+
+
+def test_unreadable_folder_and_file_are_mlc001_and_the_rest_is_linted(tmp_path: Path, monkeypatch):
+    """Tests run as root here, so permissions are simulated where the OS is asked."""
+    import os as os_module
+
+    from mlcost_lint.config import Settings
+    from mlcost_lint.pipeline import LintOptions, lint
+
+    _project(tmp_path)
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "job.yaml").write_text(POD)
+    (tmp_path / "secret.yaml").write_text(POD.replace("trainer", "other"))
+    real_scandir, real_open = os_module.scandir, Path.open
+
+    def scandir(path="."):
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    def open_(self, *args, **kwargs):
+        if self.name == "secret.yaml":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(os_module, "scandir", scandir)
+    monkeypatch.setattr(Path, "open", open_)
+    monkeypatch.chdir(tmp_path)
+    result = lint(["."], Settings(root=tmp_path, required_tags=["team"]), LintOptions(use_cache=False, jobs=1))
+    got = sorted((f.code, f.location.path, f.message) for f in result.findings)
+    assert ("MLC001", "locked", "cannot read directory: Permission denied") in got
+    assert ("MLC001", "secret.yaml", "cannot read file: Permission denied") in got
+    assert any(code == "MLC102" and path == "pod.yaml" for code, path, _ in got)

@@ -351,6 +351,12 @@ def count_of(text: str | None) -> Maybe[int] | None:
     return UNKNOWN
 
 
+# Programs whose every rank drives several GPUs, and the flag that says how
+# many (rules.md, "Ranks that drive several GPUs"): the nccl-tests binaries
+# (all_reduce_perf, all_gather_perf, ..., their *_perf_mpi builds) take -g N.
+_MULTI_GPU_RANK_PROGRAMS = ((re.compile(r"^[a-z0-9_]+_perf(_mpi)?$"), ("-g", "--ngpus")),)
+
+
 @dataclass(slots=True)
 class MpiOptions:
     np: Maybe[int] | None
@@ -359,6 +365,32 @@ class MpiOptions:
     hosts: Word | None                 # an option that names hosts / a hostfile
     np_word: Word | None
     shown: str = ""                    # the count options as written
+    gpus_per_rank: Maybe[int] = 1      # nccl-tests -g N
+    gpus_per_rank_text: str = ""       # "all_reduce_perf -g 2"
+
+    def times_gpus(self, ranks: Maybe[int]) -> Maybe[int]:
+        """GPUs that ``ranks`` ranks of this program use."""
+        if ranks is UNKNOWN or self.gpus_per_rank is UNKNOWN:
+            return UNKNOWN
+        return ranks * self.gpus_per_rank
+
+
+def _gpus_per_rank(program: list[Word]) -> tuple[Maybe[int], str]:
+    if not program:
+        return 1, ""
+    name = posixpath.basename(program[0].text)
+    for pattern, flags in _MULTI_GPU_RANK_PROGRAMS:
+        if not pattern.match(name):
+            continue
+        for i, w in enumerate(program[1:], start=1):
+            flag, eq, value = w.text.partition("=")
+            if flag in flags:
+                if not eq:
+                    value = program[i + 1].text if i + 1 < len(program) else ""
+                count = count_of(value)
+                return (count if count is not None else UNKNOWN), f"{name} {flag} {value}"
+        return 1, ""
+    return 1, ""
 
 
 @dataclass(slots=True)
@@ -688,7 +720,8 @@ def parse_mpi(words: list[Word]) -> MpiOptions | None:
             break
         if w.text in _MPI_NP or w.text in _MPI_PER_NODE:
             return None
-    return MpiOptions(np, per_node, by_node, hosts, np_word, " ".join(shown))
+    per_rank, per_rank_text = _gpus_per_rank(words[i:])
+    return MpiOptions(np, per_node, by_node, hosts, np_word, " ".join(shown), per_rank, per_rank_text)
 
 
 def _mpirun(name: str, first: Word, words: list[Word], ctx: Context) -> Found:
@@ -696,6 +729,8 @@ def _mpirun(name: str, first: Word, words: list[Word], ctx: Context) -> Found:
     if mpi is None:
         return Found("mpirun", UNKNOWN, None, first, name, unknown_reason="mpirun options cannot be parsed")
     shown = f"{name} {mpi.shown}".rstrip()
+    if mpi.gpus_per_rank_text:
+        shown += f" {mpi.gpus_per_rank_text}"
     evidence = mpi.np_word or first
 
     def unknown(reason: str) -> Found:
@@ -713,11 +748,11 @@ def _mpirun(name: str, first: Word, words: list[Word], ctx: Context) -> Found:
     if mpi.np is not None:
         if mpi.np is not UNKNOWN and mpi.per_node not in (None, UNKNOWN) and mpi.np > mpi.per_node:
             return unknown("-np above the per-node count")
-        if mpi.np is UNKNOWN:
+        if mpi.np is UNKNOWN or mpi.gpus_per_rank is UNKNOWN:
             return unknown("the count is set at run time")
-        return Found("mpirun", mpi.np, 1, evidence, shown, mpi=mpi)
+        return Found("mpirun", mpi.times_gpus(mpi.np), 1, evidence, shown, mpi=mpi)
     if mpi.per_node not in (None, UNKNOWN):
-        return Found("mpirun", mpi.per_node, 1, first, shown, mpi=mpi)
+        return Found("mpirun", mpi.times_gpus(mpi.per_node), 1, first, shown, mpi=mpi)
     return unknown("mpirun without -np starts one rank per core")
 
 
@@ -1091,7 +1126,8 @@ def mpi_worker_ranks(workload: Workload, project: Project | None,
         return unknown(f"{mpi.hosts.text} chooses the hosts", where, shown)
     if spec.get("runLauncherAsWorker") is True:
         return unknown("runLauncherAsWorker puts ranks on the launcher too", where, shown)
-    if slots is UNKNOWN or workers is UNKNOWN or mpi.np is UNKNOWN or mpi.per_node is UNKNOWN:
+    if slots is UNKNOWN or workers is UNKNOWN or mpi.np is UNKNOWN or mpi.per_node is UNKNOWN \
+            or mpi.gpus_per_rank is UNKNOWN:
         return unknown("the count is set at run time", where, shown)
     implementation = spec.get("mpiImplementation", "OpenMPI")
     total = workers * slots
@@ -1100,18 +1136,18 @@ def mpi_worker_ranks(workload: Workload, project: Project | None,
         if per > slots:
             return unknown("more ranks per node than slots", where, shown)
         if mpi.np is None or mpi.np == workers * per:
-            return MpiWorkers(per, shown, "", where, workers)
+            return MpiWorkers(mpi.times_gpus(per), shown, "", where, workers)
         return unknown("-np does not fill every worker", where, shown)
     if mpi.np is None:
         if implementation == "OpenMPI":
             # Open MPI starts one process per hostfile slot when -np is absent.
-            return MpiWorkers(slots, f"{found.ranks_text} (no -np: every slot) on {workers} workers x {slots_text}",
+            return MpiWorkers(mpi.times_gpus(slots), f"{found.ranks_text} (no -np: every slot) on {workers} workers x {slots_text}",
                               "", where, workers)
         return unknown(f"{implementation} without -n", where, shown)
     if mpi.np == total:
-        return MpiWorkers(slots, shown, "", where, workers)
+        return MpiWorkers(mpi.times_gpus(slots), shown, "", where, workers)
     if mpi.by_node and workers > 0 and mpi.np % workers == 0 and mpi.np // workers <= slots:
-        return MpiWorkers(mpi.np // workers, shown, "", where, workers)
+        return MpiWorkers(mpi.times_gpus(mpi.np // workers), shown, "", where, workers)
     return unknown("-np is not workers x slots: ranks per worker depend on the mapping", where, shown)
 
 

@@ -680,8 +680,12 @@ def _schedule(pool: NodePool, sched: Scheduling, block: dict) -> None:
         pool.name = block.get(sched.name, UNKNOWN)
     labels = _str_map(pool.get(sched.labels)) if sched.labels else {}
     # Node types: the pool's instance/machine types, else the API default.
-    if pool.instance_types is None and sched.default_type and not (sched.default_type_unless
-                                                                   and block.get(sched.default_type_unless)):
+    # The API default applies unless e.g. a launch template (which may set the
+    # type) is given; an unknown launch template leaves the type unknown.
+    unless = block.get(sched.default_type_unless) if sched.default_type_unless else None
+    if pool.instance_types is None and sched.default_type and unless is UNKNOWN:
+        pool.node_types = UNKNOWN
+    elif pool.instance_types is None and sched.default_type and not unless:
         pool.node_types = [sched.default_type]
     elif isinstance(pool.instance_types, list) and pool.instance_types:
         pool.node_types = pool.instance_types

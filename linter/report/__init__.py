@@ -30,6 +30,20 @@ def read_source_lines(path: str) -> list[str] | None:
     return data.decode("utf-8", "replace").splitlines()
 
 
+@dataclass(frozen=True, slots=True)
+class ToolError:
+    """An internal error (a rule that raised): in JSON ``errors``, SARIF
+    ``toolExecutionNotifications``, and the reason for exit 2."""
+
+    code: str              # the rule
+    message: str           # one line
+    path: str | None = None
+
+    def text(self) -> str:
+        where = f" while checking {self.path}" if self.path else ""
+        return f"internal error in {self.code}{where} (other rules still ran): {self.message}"
+
+
 @dataclass(slots=True)
 class ReportInput:
     findings: list[Finding]
@@ -47,6 +61,7 @@ class ReportInput:
     # Lines the text summary adds about which rules ran (opt-in rules off, or
     # running on suggested values): engine.selection_notices.
     notices: list[str] = field(default_factory=list)
+    errors: list[ToolError] = field(default_factory=list)
 
 
 def fingerprints(findings: list[Finding]) -> list[str]:

@@ -4,7 +4,8 @@
      "findings": [{"code", "name", "level", "confidence", "category", "message",
                    "path", "line", "column", "end_line", "address", "fingerprint",
                    "related": [{"path", "line", "column", "message"}]}],
-     "summary": {"error": n, "warning": n, "note": n, "files": n}}
+     "summary": {"error": n, "warning": n, "note": n, "files": n},
+     "errors": [{"code", "message", "path"}]}     # internal errors (exit 2)
 """
 
 from __future__ import annotations
@@ -42,5 +43,6 @@ def render(data: ReportInput) -> str:
         "tool": {"name": "mlcost-lint", "version": __version__},
         "findings": items,
         "summary": {**counts, "files": data.files_scanned},
+        "errors": [{"code": e.code, "message": e.message, "path": e.path} for e in data.errors],
     }
     return json.dumps(doc, indent=2, sort_keys=False) + "\n"

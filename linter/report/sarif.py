@@ -204,7 +204,19 @@ def build_log(data: ReportInput) -> om.SarifLog:
         rules=[_descriptor(r) for r in rules],
         language=None,   # upload-sarif's schema copy has a broken 'language' pattern
     )
+    # Internal errors (a rule that raised): the run did not complete, and says why.
+    notifications = [om.Notification(
+        level="error", message=om.Message(text=e.text()),
+        associated_rule=om.ReportingDescriptorReference(id=e.code, index=index[e.code]) if e.code in index
+        else om.ReportingDescriptorReference(id=e.code),
+        locations=[om.Location(physical_location=om.PhysicalLocation(
+            artifact_location=om.ArtifactLocation(uri=artifact_uri(e.path), uri_base_id="%SRCROOT%")))]
+        if e.path and not e.path.startswith(("/", "../")) else None,
+    ) for e in data.errors]
+    invocation = om.Invocation(execution_successful=not data.errors,
+                               tool_execution_notifications=notifications or None)
     run = om.Run(tool=om.Tool(driver=driver), results=results, column_kind="unicodeCodePoints", language=None,
+                 invocations=[invocation],
                  original_uri_base_ids={"%SRCROOT%": om.ArtifactLocation(
                      description=om.Message(text="The folder mlcost-lint ran in; result paths are relative to it."))})
     return om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run])

@@ -20,6 +20,9 @@ EXPECTED = {
     'positive/idle_ranks': [
         ('MLC201', 'positive/idle_ranks/k8s/pytorchjob.yaml', 23, 'PyTorchJob llama-sft requests 8 x nvidia.com/gpu per Worker but starts torchrun --nproc_per_node=2 (positive/idle_ranks/k8s/pytorchjob.yaml:20): 6 GPUs idle; request 2 or start 8 ranks'),
     ],
+    'positive/nccl_tests': [
+        ('MLC201', 'positive/nccl_tests/job.yaml', 13, 'Job nccl-test-idle requests 4 x nvidia.com/gpu but starts mpirun -np 1 all_gather_perf -g 2 (positive/nccl_tests/job.yaml:12): 2 GPUs idle; request 2 or start 4 ranks'),
+    ],
     'positive/notebooks': [
         ('MLC201', 'positive/notebooks/notebooks.tf', 4, 'SageMaker notebook instance aws_sagemaker_notebook_instance.research uses ml.p3.8xlarge with 4 x V100-16: an interactive notebook sits idle most of the day and bills all 4 GPUs; use a 1-GPU type and run multi-GPU work as training jobs'),
         ('MLC201', 'positive/notebooks/notebooks.tf', 13, 'Vertex AI Workbench instance google_workbench_instance.explore uses 4 x NVIDIA_TESLA_T4 with 4 x T4: an interactive notebook sits idle most of the day and bills all 4 GPUs; use a 1-GPU type and run multi-GPU work as training jobs'),
@@ -37,6 +40,8 @@ EXPECTED = {
     'negative/cpu_only': [
     ],
     'negative/equal_ranks': [
+    ],
+    'negative/nccl_tests_gpus_per_rank': [
     ],
     'negative/notebook_one_gpu': [
     ],

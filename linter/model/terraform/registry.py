@@ -26,30 +26,62 @@ from mlcost_lint.model.cloud import CloudResource, ProviderConfig
 from mlcost_lint.model.core import UNKNOWN, Location
 from mlcost_lint.parse import hcl as H
 
-_EKS = re.compile(r"(^|/)terraform-aws-modules/(terraform-aws-)?eks(/aws)?(\.git)?(//|$|\?|/?$)")
-_EKS_SUB = re.compile(r"terraform-aws-modules/(terraform-aws-)?eks(/aws)?(\.git)?//modules/(eks-managed-node-group|self-managed-node-group)")
-_GKE = re.compile(r"terraform-google-modules/(terraform-google-)?kubernetes-engine(/google)?(\.git)?")
-_AKS = re.compile(r"(^|/)Azure/(terraform-azurerm-)?aks(/azurerm)?(\.git)?", re.I)
+# The registry modules modelled from their inputs, by exact source and
+# submodule (rules.md, "Module sources are matched exactly"): a submodule
+# that is not listed here (``//modules/karpenter``) is not its root module.
+_GKE_CLUSTER_VARIANTS = ("", "modules/private-cluster", "modules/beta-private-cluster",
+                         "modules/public-cluster", "modules/beta-public-cluster",
+                         "modules/private-cluster-update-variant", "modules/beta-private-cluster-update-variant",
+                         "modules/beta-public-cluster-update-variant")
+REGISTRY_MODULES: dict[tuple[str, str], str] = {
+    ("terraform-aws-modules/eks/aws", ""): "eks",
+    ("terraform-aws-modules/eks/aws", "modules/eks-managed-node-group"): "eks-managed-node-group",
+    ("terraform-aws-modules/eks/aws", "modules/self-managed-node-group"): "self-managed-node-group",
+    **{("terraform-google-modules/kubernetes-engine/google", sub): "gke" for sub in _GKE_CLUSTER_VARIANTS},
+    ("azure/aks/azurerm", ""): "aks",
+}
+# GitHub repositories of those modules (git:: / github.com sources).
+_REPOSITORIES = {
+    "terraform-aws-modules/terraform-aws-eks": "terraform-aws-modules/eks/aws",
+    "terraform-google-modules/terraform-google-kubernetes-engine": "terraform-google-modules/kubernetes-engine/google",
+    "azure/terraform-azurerm-aks": "azure/aks/azurerm",
+}
+_HOST_PREFIX = re.compile(r"^(git::)?(https?://|ssh://git@|git@)?(registry\.terraform\.io/|github\.com[/:])?", re.I)
+
+
+def module_key(source: str) -> tuple[str, str] | None:
+    """(registry address, submodule) of a module source, e.g.
+    ("terraform-aws-modules/eks/aws", "modules/karpenter"); None for local
+    paths and sources that name no registry module."""
+    text = source.strip()
+    if text.startswith((".", "/")):
+        return None
+    text = text.split("?", 1)[0]
+    text = _HOST_PREFIX.sub("", text)
+    base, _, sub = text.partition("//")
+    base = base.rstrip("/")
+    if base.endswith(".git"):
+        base = base[:-4]
+    base = base.lower()
+    base = _REPOSITORIES.get(base, base)
+    if base.count("/") != 2:
+        return None
+    return base, sub.strip("/")
 
 
 def synthesize(source: Any, inputs: dict, arg_exprs: dict, instance: Any, decl: Any, prefix: str,
                calls: tuple, providers: dict[str, ProviderConfig]) -> list[CloudResource] | None:
     if not isinstance(source, str):
         return None
+    key = module_key(source)
+    which = REGISTRY_MODULES.get(key) if key is not None else None
+    if which is None:
+        return None
     values = {k: v.value for k, v in inputs.items()}
     ctx = _Ctx(values, arg_exprs, instance, decl, prefix, calls, providers)
-    sub = _EKS_SUB.search(source)
-    if sub:
-        return ctx.eks_single(sub.group(4))
-    if _EKS.search(source):
-        return ctx.eks()
-    if _GKE.search(source):
-        if "//modules/" in source and not re.search(r"//modules/(beta-)?(private|public)-cluster", source):
-            return None
-        return ctx.gke()
-    if _AKS.search(source):
-        return ctx.aks()
-    return None
+    if which in ("eks-managed-node-group", "self-managed-node-group"):
+        return ctx.eks_single(which)
+    return {"eks": ctx.eks, "gke": ctx.gke, "aks": ctx.aks}[which]()
 
 
 class _Ctx:
