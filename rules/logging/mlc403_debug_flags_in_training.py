@@ -54,9 +54,6 @@ _CONFIG_SWITCH_COST: tuple[tuple[str, str, str], ...] = (
 
 def _switch_cost(config: TrainingConfig, flag: Setting[Any]) -> tuple[str, str]:
     key = flag.key
-    if config.framework is Framework.ACCELERATE and key == "debug":
-        return ("Accelerate debug mode checks tensor shapes across processes on every gather",
-                "set debug: false")
     if config.framework in (Framework.TRANSFORMERS, Framework.AXOLOTL) and key == "debug":
         return (f"TrainingArguments debug {flag.value!r} adds per-step checks",
                 "remove debug")
@@ -80,7 +77,8 @@ class DebugFlagsInTraining(Rule):
     - in training configs: Lightning `trainer.detect_anomaly: true` and
       `trainer.profiler`, DeepSpeed `flops_profiler.enabled`,
       `wall_clock_breakdown` and `comms_logger.enabled`, torchtune
-      `profiler.enabled`, TrainingArguments `debug`, Accelerate `debug: true`.
+      `profiler.enabled`, TrainingArguments `debug`. Accelerate's `debug: true`
+    (shape checks on gathers) is not reported.
 
     Configs and containers that train on CPU only are not checked; values
     from `valueFrom` or `$(VAR)` are unknown and not flagged.

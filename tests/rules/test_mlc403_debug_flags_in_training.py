@@ -11,7 +11,6 @@ from training_rule_helpers import run
 CODE = "MLC403"
 
 EXPECTED = [
-    ('MLC403', 'positive/accelerate_config.yaml', 2, 'accelerate config leaves debug on (true): Accelerate debug mode checks tensor shapes across processes on every gather; set debug: false'),
     ('MLC403', 'positive/ds_config.json', 5, 'deepspeed config leaves wall_clock_breakdown on (true): DeepSpeed synchronises the GPU to time forward/backward/step; set wall_clock_breakdown: false'),
     ('MLC403', 'positive/ds_config.json', 7, 'deepspeed config leaves flops_profiler.enabled on (true): the DeepSpeed flops profiler instruments the model; set flops_profiler.enabled: false'),
     ('MLC403', 'positive/k8s/pytorchjob.yaml', 18, 'NCCL_DEBUG=INFO in container pytorch of PyTorchJob llama-sft Worker (requests nvidia.com/gpu): NCCL logs every communicator and channel setup (TRACE: every call); set NCCL_DEBUG=WARN or remove it'),

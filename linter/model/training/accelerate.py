@@ -57,11 +57,8 @@ def read(view: ConfigView, settings: TrainingSettings, flavour: str = "") -> Non
         else:
             settings.zero_stage = Setting(0, True, dist.location, dist.key)
 
-    # `debug: true` turns on Accelerate's debug mode (ACCELERATE_DEBUG_MODE):
-    # extra collective shape checks on every gather.
-    dbg = view.setting(("debug",), as_bool)
-    if dbg is not None and dbg.value is True:
-        settings.debug_flags.append(Setting("true", True, dbg.location, dbg.key))
+    # `debug: true` (Accelerate's debug mode: shape checks on gathers) is not
+    # a debug flag MLC403 reports: rules.md, "Fragments are not workloads".
 
 
 def _precision(value: Any) -> Any:
