@@ -46,9 +46,10 @@ class NoMixedPrecision(Rule):
     precision: the Accelerate config passed with it, the Trainer config
     that names its DeepSpeed config, a DeepSpeed config with
     `bf16.enabled: true`. Values left to run time (`"auto"`, `${...}`) are
-    unknown and never flagged; a DeepSpeed config with no precision block is
-    not flagged either, since Accelerate and the HF Trainer add one from
-    their own precision setting.
+    unknown and never flagged. A DeepSpeed config with no precision block is
+    flagged only when it is written for `deepspeed.initialize` itself (literal
+    batch sizes, no `"auto"` value anywhere): one written for the HF Trainer or
+    Accelerate (`"auto"` values) gets its precision from them.
 
     ## Why is this expensive
     Tensor cores on A100/H100/L4-class GPUs run bf16/fp16 matrix maths 2-16x
@@ -93,7 +94,7 @@ class NoMixedPrecision(Rule):
         framework = config.framework
         if framework not in _FIX:
             return None
-        if framework is Framework.DEEPSPEED and not precision.explicit:
+        if framework is Framework.DEEPSPEED and not precision.explicit and not _standalone_deepspeed(config):
             return None
         trainer_block = config.document.get(config.key_path + ("trainer",))
         if framework in _TRAINER_BLOCK and not precision.explicit and not isinstance(trainer_block, dict):
@@ -176,3 +177,24 @@ def _shown(raw: Any) -> str:
     if isinstance(raw, dict):
         return "{...}"
     return str(raw)
+
+
+def _has_auto(node: Any) -> bool:
+    if isinstance(node, str):
+        return node.strip().lower() == "auto"
+    if isinstance(node, dict):
+        return any(_has_auto(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_has_auto(v) for v in node)
+    return False
+
+
+def _standalone_deepspeed(config: TrainingConfig) -> bool:
+    """A DeepSpeed config for ``deepspeed.initialize`` (pipeline-parallel and
+    GAN examples): a literal batch size and no ``"auto"`` left for the HF
+    Trainer or Accelerate to fill, so a missing fp16/bf16 block means fp32."""
+    root = config.document.get(config.key_path)
+    if not isinstance(root, dict) or _has_auto(root):
+        return False
+    return any(isinstance(root.get(k), int) and not isinstance(root.get(k), bool)
+               for k in ("train_batch_size", "train_micro_batch_size_per_gpu"))

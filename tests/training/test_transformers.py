@@ -33,8 +33,17 @@ def test_trl_recipe_explicit_settings_and_lines():
     assert written(s.device) == default("gpu")
 
 
-def test_trl_flavour_leaves_version_dependent_defaults_unknown():
+def test_model_arguments_alone_are_no_trl_evidence():
+    """Issue 11 #13: model_name_or_path is taken by the Transformers example scripts too; without a
+    TRL-only key the file is plain TrainingArguments (fp32 by default), as in MLC601's own example."""
     cfg = read_text("model_name_or_path: gpt2\nper_device_train_batch_size: 4\nlearning_rate: 1.0e-5\n")
+    assert cfg is not None and cfg.flavour == ""
+    assert written(cfg.settings.precision) == default("fp32")
+
+
+def test_trl_flavour_leaves_version_dependent_defaults_unknown():
+    cfg = read_text("model_name_or_path: gpt2\nper_device_train_batch_size: 4\nlearning_rate: 1.0e-5\n"
+                    "dataset_text_field: text\n")
     assert cfg is not None and cfg.flavour == "trl"
     # TRL >= 0.x defaults bf16 on and logging_steps 10; older TRL did not.
     assert cfg.settings.precision.value is UNKNOWN and not cfg.settings.precision.explicit
@@ -136,8 +145,8 @@ def test_peft_and_quantised_loading():
 
 
 def test_trl_flavour_precision_when_written():
-    base = "model_name_or_path: gpt2\nper_device_train_batch_size: 4\n"
-    assert written(read_text(base + "bf16: false\n").settings.precision) == ("fp32", True, 3, "bf16")
+    base = "model_name_or_path: gpt2\nper_device_train_batch_size: 4\npacking: true\n"
+    assert written(read_text(base + "bf16: false\n").settings.precision) == ("fp32", True, 4, "bf16")
     # fp16 off but bf16 unwritten: TRL turns bf16 on (current) or not (old).
     fp16_off = read_text(base + "fp16: false\n").settings.precision
     assert fp16_off.value is UNKNOWN and not fp16_off.explicit

@@ -214,13 +214,13 @@ def _transformers(root: dict) -> Detection | None:
     if len(trainer) + len(trl) + len(model_args) < 2:
         return None
     # Which dataclass parses the file is not written in it. TRL's configs
-    # change some TrainingArguments defaults (bf16, logging_steps), so a file
-    # with TRL keys, or with model/script arguments next to the Trainer's
-    # (the TRL CLI / alignment-handbook layout), is read with TRL's.
-    if trl or model_args:
-        marker = (trl or model_args)[:3]
+    # change some TrainingArguments defaults (bf16, logging_steps), so only a
+    # file with keys that exist in TRL and not in TrainingArguments is read
+    # with TRL's. Model/script arguments (model_name_or_path, dataset_name)
+    # are no evidence: the Transformers example scripts take them too.
+    if trl:
         return Detection(Framework.TRANSFORMERS,
-                         f"Trainer arguments ({', '.join(trainer[:3])}) with TRL/script keys ({', '.join(marker)})",
+                         f"Trainer arguments ({', '.join(trainer[:3])}) with TRL keys ({', '.join(trl[:3])})",
                          "trl")
     return Detection(Framework.TRANSFORMERS, f"Trainer arguments ({', '.join(trainer[:4])})")
 
