@@ -59,9 +59,10 @@ class NoMixedPrecision(Rule):
 
     ## Example
     ```yaml
-    # TrainingArguments / TRL config
-    model_name_or_path: meta-llama/Llama-3.1-8B
+    # TrainingArguments
+    output_dir: /checkpoints/bert-imdb
     per_device_train_batch_size: 4
+    gradient_accumulation_steps: 8
     learning_rate: 2.0e-5
     ```
 

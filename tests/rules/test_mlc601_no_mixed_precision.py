@@ -14,9 +14,9 @@ def test_positive_every_framework():
         ("positive/accelerate/default_config.yaml", 8),
         ("positive/deepspeed/ds_fp32.json", 5),
         ("positive/deepspeed_pipeline/ds_config.json", 1),
+        ("positive/doc_example/training_args.yaml", 2),
         ("positive/hf_trainer/training_args.yaml", 2),
         ("positive/lightning/config.yaml", 4),
-        ("positive/model_args/sft.yaml", 3),
         ("positive/nemo/megatron_bert.yaml", 5),
         ("positive/torchtune/full_finetune.yaml", 11),
         ("positive/trainer_with_ds/train.yaml", 1),
@@ -26,7 +26,7 @@ def test_positive_every_framework():
         "transformers config trains in full fp32 on GPU: "
         "neither bf16 nor fp16 is set (TrainingArguments default fp32); "
         "set bf16: true (fp16: true on T4/V100 and older GPUs)")
-    assert messages["positive/model_args/sft.yaml"] == messages["positive/hf_trainer/training_args.yaml"]
+    assert messages["positive/doc_example/training_args.yaml"] == messages["positive/hf_trainer/training_args.yaml"]
     assert messages["positive/deepspeed/ds_fp32.json"] == (
         "deepspeed config trains in full fp32 on GPU: "
         "no fp16/bf16 block is enabled (bf16.enabled: false); "

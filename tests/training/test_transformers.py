@@ -34,11 +34,14 @@ def test_trl_recipe_explicit_settings_and_lines():
 
 
 def test_model_arguments_alone_are_no_trl_evidence():
-    """Issue 11 #13: model_name_or_path is taken by the Transformers example scripts too; without a
-    TRL-only key the file is plain TrainingArguments (fp32 by default), as in MLC601's own example."""
+    """Issue 11 #13: model_name_or_path is taken by the Transformers example scripts too. Without a
+    TRL-only key the parser is not known: not TRL, and the defaults that differ stay unknown."""
     cfg = read_text("model_name_or_path: gpt2\nper_device_train_batch_size: 4\nlearning_rate: 1.0e-5\n")
-    assert cfg is not None and cfg.flavour == ""
-    assert written(cfg.settings.precision) == default("fp32")
+    assert cfg is not None and cfg.flavour == "script"
+    assert cfg.settings.precision.value is UNKNOWN and not cfg.settings.precision.explicit
+    assert written(cfg.settings.save_steps) == default(500)
+    plain = read_text("output_dir: /ckpt\nper_device_train_batch_size: 4\ngradient_accumulation_steps: 2\n")
+    assert plain.flavour == "" and written(plain.settings.precision) == default("fp32")
 
 
 def test_trl_flavour_leaves_version_dependent_defaults_unknown():

@@ -9,7 +9,8 @@ location when the config does not write the setting. docs/framework-defaults.md
 is written from this table.
 
 Keys are :class:`Framework` values plus dialects (``TrainingConfig.flavour``):
-``"trl"`` overrides ``"transformers"`` for TRL-style configs. A dialect entry
+``"trl"`` overrides ``"transformers"`` for TRL-style configs, ``"script"`` for
+files with model/script arguments and no TRL-only key. A dialect entry
 whose value is :data:`UNKNOWN` removes the parent's default (the dialect's
 default differs between versions, so it is not certain).
 
@@ -53,6 +54,14 @@ FRAMEWORK_DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
         # older TRL inherited bf16=False. The version is not in the config.
         "precision": (UNKNOWN, f"{_TRL}: bf16=None -> True unless fp16 (older TRL: False), version-dependent"),
         "logging_steps": (UNKNOWN, f"{_TRL}: logging_steps=10 (older TRL: 500), version-dependent"),
+    },
+    "script": {
+        # Trainer keys beside model/script arguments (model_name_or_path,
+        # dataset_name) and no TRL-only key: parsed by the TRL CLI (bf16 on by
+        # default) or by a Transformers example script (fp32); the file does
+        # not say which, so the defaults that differ are unknown.
+        "precision": (UNKNOWN, f"{_TRL} vs {_TF}: TRL CLI or Transformers script, not written in the file"),
+        "logging_steps": (UNKNOWN, f"{_TRL} vs {_TF}: TRL CLI or Transformers script, not written in the file"),
     },
     "axolotl": {
         "precision": ("bf16", f"{_AX} src/axolotl/utils/schemas/config.py: bf16='auto' (on)"),

@@ -217,11 +217,18 @@ def _transformers(root: dict) -> Detection | None:
     # change some TrainingArguments defaults (bf16, logging_steps), so only a
     # file with keys that exist in TRL and not in TrainingArguments is read
     # with TRL's. Model/script arguments (model_name_or_path, dataset_name)
-    # are no evidence: the Transformers example scripts take them too.
+    # are no evidence for TRL: the Transformers example scripts take them too.
+    # With model/script arguments and no TRL-only key the parser is not known
+    # (TRL CLI or a Transformers example script): the "script" dialect leaves
+    # the defaults that differ unknown. Plain Trainer keys are TrainingArguments.
     if trl:
         return Detection(Framework.TRANSFORMERS,
                          f"Trainer arguments ({', '.join(trainer[:3])}) with TRL keys ({', '.join(trl[:3])})",
                          "trl")
+    if model_args:
+        return Detection(Framework.TRANSFORMERS,
+                         f"Trainer arguments ({', '.join(trainer[:3])}) with script arguments "
+                         f"({', '.join(model_args[:3])}): TRL CLI or Transformers script", "script")
     return Detection(Framework.TRANSFORMERS, f"Trainer arguments ({', '.join(trainer[:4])})")
 
 
