@@ -87,21 +87,28 @@ def selected_rules(settings: Settings) -> list[type[Rule]]:
 
 
 def selection_notices(settings: Settings, running: list[type[Rule]]) -> list[str]:
-    """Summary lines about opt-in rules: off because their setting is unset,
-    or running by selection on suggested values. One line per distinct text."""
-    notices: list[str] = []
+    """Summary lines about opt-in rules: running by selection on suggested
+    values, or off because their setting is unset (only with the default
+    set, and not when a rule of the same group was selected). One line per
+    distinct text."""
+    selected: list[str] = []
+    off: list[str] = []
     for rule in all_rules():
         if rule.enabled_by is None or getattr(settings, rule.enabled_by):
             continue
         if rule in running:
-            text = rule.selected_notice if _explicitly_selected(rule, settings) else ""
-        elif settings.select or any(matches(s, rule) for s in settings.ignore):
-            text = ""          # the user chose the rules: nothing to explain
-        else:
-            text = rule.off_notice
-        if text and text not in notices:
+            if rule.selected_notice and _explicitly_selected(rule, settings):
+                selected.append(rule.selected_notice)
+        elif not settings.select and not any(matches(s, rule) for s in settings.ignore) \
+                and rule.off_notice and rule.selected_notice not in selected:
+            off.append(rule.off_notice)
+    notices: list[str] = []
+    for text in selected + [t for t in off if t]:
+        if text not in notices:
             notices.append(text)
-    return notices
+    # A group partly selected says so once, not also that it is off.
+    groups = {r.off_notice: r.selected_notice for r in all_rules() if r.enabled_by}
+    return [t for t in notices if groups.get(t) not in notices]
 
 
 @dataclass(slots=True)

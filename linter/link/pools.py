@@ -91,11 +91,26 @@ def _tolerates(template: PodTemplate, taint: Taint) -> bool | None:
     return False
 
 
+# Clouds whose API server runs the ExtendedResourceToleration admission
+# plugin: a pod that requests an extended resource (nvidia.com/gpu) gets a
+# toleration for the taint of that name (GKE taints its GPU pools with
+# nvidia.com/gpu=present:NoSchedule and adds the toleration itself).
+_EXTENDED_RESOURCE_TOLERATION_CLOUDS = frozenset({"google"})
+
+
+def _implicitly_tolerated(template: PodTemplate, pool: Pool, taint: Taint) -> bool:
+    if pool.cloud not in _EXTENDED_RESOURCE_TOLERATION_CLOUDS or taint.key is UNKNOWN:
+        return False
+    return any(taint.key in c.accelerators() for c in template.containers)
+
+
 def tolerates_all(template: PodTemplate, pool: Pool) -> bool | None:
     if pool.taints is UNKNOWN:
         return None
     result: bool | None = True
     for taint in pool.taints:
+        if _implicitly_tolerated(template, pool, taint):
+            continue
         t = _tolerates(template, taint)
         if t is False:
             return False

@@ -53,6 +53,9 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
                          lambda doc=doc: add_document(project.kubernetes, doc))
             else:
                 _guarded(pf, doc.start_line, "training config", lambda doc=doc: _add_training(project, doc))
+    from mlcost_lint.model.kustomize import split_fragments
+
+    split_fragments(project.kubernetes, parsed)
     by_path: dict[str, ParsedFile] = {}
     for pf in parsed:
         by_path.setdefault(pf.path, pf)

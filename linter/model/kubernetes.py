@@ -207,5 +207,8 @@ class ConfigMap(Located):
 class KubernetesModel:
     workloads: list[Workload] = field(default_factory=list)
     config_maps: list[ConfigMap] = field(default_factory=list)
+    # Kustomize patches: merged into a base later, so not workloads of their
+    # own (rules.md, "Fragments are not workloads"); kept for links only.
+    fragments: list[Workload] = field(default_factory=list)
     # Other kinds seen (Service, Namespace, ...), kept only by kind for links.
     other_kinds: dict[str, int] = field(default_factory=dict)

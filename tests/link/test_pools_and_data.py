@@ -117,3 +117,50 @@ def test_data_path_forms(tmp_path):
         ("s3", "ds", None, "eu-west-1", "regional endpoint in the URI", False),
         ("azure", "container", None, None, "", False),
     ]
+
+
+GKE = """
+provider "google" {
+  project = "p"
+  region  = "us-central1"
+}
+
+resource "google_container_node_pool" "l4" {
+  name     = "l4-spot"
+  cluster  = "training"
+  location = "us-central1"
+  node_config {
+    machine_type = "g2-standard-8"
+    spot         = true
+    guest_accelerator {
+      type  = "nvidia-l4"
+      count = 1
+    }
+    taint {
+      key    = "nvidia.com/gpu"
+      value  = "present"
+      effect = "NO_SCHEDULE"
+    }
+  }
+  autoscaling {
+    min_node_count = 0
+    max_node_count = 4
+  }
+}
+"""
+
+
+def test_gke_adds_the_gpu_toleration_itself(tmp_path):
+    """ExtendedResourceToleration: a pod requesting nvidia.com/gpu tolerates the nvidia.com/gpu taint on GKE
+    without writing it, so the job still links to the pool (issue 11 #12)."""
+    p = project_of(tmp_path, {"tf/gke.tf": GKE, "k8s/job.yaml": job(
+        ["python", "t.py"], extra_spec="nodeSelector:\n  cloud.google.com/gke-nodepool: l4-spot\n")})
+    [link] = p.links.pools
+    assert link.pool.address == "google_container_node_pool.l4"
+    assert spot_of(p, _template(p)) is True
+
+
+def test_the_implicit_toleration_is_gke_only(tmp_path):
+    p = project_of(tmp_path, {"tf/eks.tf": EKS, "k8s/job.yaml": job(
+        ["python", "t.py"], extra_spec="nodeSelector:\n  eks.amazonaws.com/nodegroup: gpu\n")})
+    assert p.links.pools == []
