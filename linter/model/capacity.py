@@ -720,6 +720,8 @@ def _pool(resource: "CloudResource", spec: PoolSpec, prefix: str, block: dict) -
     types = _instance_types(view, spec)
     accelerator = _accelerator_of(view, spec, types)
     capacity, capacity_attr = _capacity(view, spec)
+    if getattr(resource, "reserved_by", None) and capacity != SPOT:
+        capacity, capacity_attr = RESERVED, "launch_template"
     pool = NodePool(resource, spec, prefix, view, types, accelerator, capacity, capacity_attr)
     if spec.scheduling is not None:
         pool.cloud = spec.scheduling.cloud

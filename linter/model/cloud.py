@@ -34,6 +34,9 @@ class CloudResource:
     # A registry module's resource: the module-call inputs that set its tags
     # (GKE: cluster_resource_labels, node_pools_resource_labels).
     tag_inputs: tuple[str, ...] = ()
+    # The launch template whose capacity reservation target this group runs
+    # on (an ODCR): reserved capacity (model.terraform.mark_capacity_reservations).
+    reserved_by: str | None = None
     region: Maybe[str] = UNKNOWN   # region (zone resolved to its region) or GCS multi-region
     zone: Maybe[str] | None = None
     module_calls: tuple[Location, ...] = ()   # the module blocks that led here, outermost first

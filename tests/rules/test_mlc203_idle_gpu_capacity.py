@@ -42,3 +42,11 @@ def test_cli_json():
     findings = data["findings"] if isinstance(data, dict) else data
     got = [(f["code"], f["path"], f["line"]) for f in findings]
     assert got == [(c, p, line) for c, p, line, _ in EXPECTED]
+
+
+def test_capacity_reservation_through_the_launch_template_is_reserved():
+    """Issue 11 #9: an EKS node group whose launch template targets an ODCR is reserved capacity."""
+    result = lint_dir(BASE / "negative" / "odcr.tf", cwd=BASE)
+    [group] = [r for r in result.project.terraform.resources if r.type == "aws_eks_node_group"]
+    assert group.reserved_by == "aws_launch_template.p5"
+    assert [f for f in result.findings if f.code in ("MLC203", "MLC208")] == []

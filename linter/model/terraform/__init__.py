@@ -110,7 +110,43 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
 
     for doc in plans:
         load_plan(doc, model)
+    mark_capacity_reservations(model.resources)
     return model
+
+
+# Pools that launch from a launch template with one of these set run on an
+# On-Demand Capacity Reservation (ODCR): reserved capacity, already paid for
+# (rules.md, "Reserved capacity also includes").
+_ODCR_TARGETS = ("capacity_reservation_id", "capacity_reservation_resource_group_arn")
+_LAUNCH_TEMPLATE_USERS = ("aws_eks_node_group", "aws_autoscaling_group")
+
+
+def _targets_reservation(template: Any) -> bool:
+    spec = template.attrs.get("capacity_reservation_specification")
+    blocks = spec if isinstance(spec, list) else [spec]
+    for block in blocks:
+        target = block.get("capacity_reservation_target") if isinstance(block, dict) else None
+        for item in target if isinstance(target, list) else [target]:
+            if isinstance(item, dict) and any(item.get(k) not in (None, "") for k in _ODCR_TARGETS):
+                return True
+    return False
+
+
+def mark_capacity_reservations(resources: list) -> None:
+    """Set ``reserved_by`` on node groups / autoscaling groups whose launch
+    template (followed through ``references``) targets a reservation."""
+    reserving = {r.address for r in resources if r.type == "aws_launch_template" and _targets_reservation(r)}
+    if not reserving:
+        return
+    for r in resources:
+        if r.type not in _LAUNCH_TEMPLATE_USERS:
+            continue
+        for path, addresses in r.references.items():
+            if "launch_template" in path:
+                hit = next((a for a in addresses if a in reserving), None)
+                if hit is not None:
+                    r.reserved_by = hit
+                    break
 
 
 def _reachable(start: list[str], edges: dict[str, set[str]]) -> set[str]:
