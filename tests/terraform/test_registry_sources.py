@@ -45,3 +45,38 @@ def test_karpenter_submodule_is_no_phantom_cluster():
     model = build_text({"karpenter.tf": KARPENTER})
     assert [r.type for r in model.resources if r.origin == "module-input"] == []
     assert not any(r.type in ("aws_eks_cluster", "aws_cloudwatch_log_group") for r in model.resources)
+
+
+CHILD = """
+variable "create" {
+  type    = bool
+  default = true
+}
+variable "create_logs" {
+  type    = bool
+  default = false
+}
+resource "aws_s3_bucket" "this" {
+  count  = var.create ? 1 : 0
+  bucket = "ckpt"
+}
+resource "aws_cloudwatch_log_group" "logs" {
+  count = var.create_logs ? 1 : 0
+  name  = "train"
+}
+"""
+
+
+def test_child_module_arguments_are_values_not_flags():
+    """Issue 11 #2 / rules.md: inside a child module called from the scan, `create = false` makes its
+    resources absent, and an input the caller does not pass is judged by the child's default."""
+    model = build_text({"main.tf": 'module "disabled" {\n  source = "./modules/bucket"\n  create = false\n}\n'
+                                   'module "enabled" {\n  source = "./modules/bucket"\n}\n',
+                        "modules/bucket/main.tf": CHILD})
+    assert sorted(r.address for r in model.resources) == ["module.enabled.aws_s3_bucket.this[0]"]
+
+
+def test_root_module_flag_defaults_are_still_linted():
+    model = build_text({"main.tf": CHILD})
+    assert sorted(r.address for r in model.resources) == [
+        "aws_cloudwatch_log_group.logs[0]", "aws_s3_bucket.this[0]"]

@@ -360,7 +360,11 @@ class ModuleInstance:
                     self.var_refs[name] = given.ref
             elif "default" in blk.attributes:
                 raw = self.value(blk.attributes["default"].expr, Scope({}))
-                self.defaulted.add(name)
+                # Feature flags are a root module's variable defaults only: in a
+                # child called from the scan, an input the caller does not pass is
+                # judged by its default (rules.md, "Resources behind a feature flag").
+                if not self.prefix:
+                    self.defaulted.add(name)
             else:
                 raw = UNKNOWN
             try:
