@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+import re
 import traceback
 from dataclasses import dataclass
 
@@ -159,4 +160,38 @@ def run_rules(project: Project, settings: Settings, rules: list[type[Rule]],
         # What the rule reported before it failed is still reported.
         findings.extend(produced)
     findings.sort(key=Finding.sort_key)
-    return findings
+    return merge_module_repeats(findings)
+
+
+_MODULE_PREFIX = re.compile(r'^(module\.[^.\[]+(\[[^\]]*\])?\.)+')
+
+
+def _in_module(address: str) -> str:
+    """The address inside the module: module.a["x"].module.b.aws_s3_bucket.this[0] -> aws_s3_bucket.this[0]."""
+    return _MODULE_PREFIX.sub("", address)
+
+
+def merge_module_repeats(findings: list[Finding]) -> list[Finding]:
+    """The same finding reached through several module calls (one resource
+    block inside a child module, several callers) is reported once, at that
+    line, with the other calls as related locations (rules.md, "Where a
+    finding about a child module's resource lands"; product.md: never as
+    identical lines). ``findings`` is sorted; the first of a group stays."""
+    from mlcost_lint.model.core import Related
+
+    out: list[Finding] = []
+    first: dict[tuple, Finding] = {}
+    for f in findings:
+        key = (f.code, f.location.path, f.location.line, f.location.column)
+        kept = first.get(key)
+        if kept is None or not (kept.address.startswith("module.") and f.address.startswith("module.")) \
+                or _in_module(kept.address) != _in_module(f.address):
+            first.setdefault(key, f)
+            out.append(f)
+            continue
+        calls = [r for r in f.related if r.message == "called from this module block"]
+        extra = tuple(Related(r.location, f"also reached through {f.address.split('.', 2)[1]}: {f.address}")
+                      for r in calls[:1]) or (Related(f.location, f"also reached as {f.address}"),)
+        known = {(r.location, r.message) for r in kept.related}
+        kept.related = kept.related + tuple(r for r in extra if (r.location, r.message) not in known)
+    return out

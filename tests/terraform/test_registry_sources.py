@@ -80,3 +80,20 @@ def test_root_module_flag_defaults_are_still_linted():
     model = build_text({"main.tf": CHILD})
     assert sorted(r.address for r in model.resources) == [
         "aws_cloudwatch_log_group.logs[0]", "aws_s3_bucket.this[0]"]
+
+
+def test_a_child_resource_reached_through_several_calls_is_reported_once(tmp_path):
+    """Issue 11 #5: one finding at the module's line, the other calls as related locations."""
+    from mlc_testing import lint_dir
+
+    (tmp_path / "modules" / "bucket").mkdir(parents=True)
+    (tmp_path / "modules" / "bucket" / "main.tf").write_text(CHILD.replace("default = false", "default = true"))
+    calls = "".join(f'module "m{i}" {{\n  source = "./modules/bucket"\n}}\n' for i in range(3))
+    (tmp_path / "main.tf").write_text(calls)
+    result = lint_dir(tmp_path, cwd=tmp_path)
+    [finding] = [f for f in result.findings if f.code == "MLC401"]
+    assert (finding.location.path, finding.location.line) == ("modules/bucket/main.tf", 14)
+    assert [(r.location.path, r.location.line, r.message) for r in finding.related] == [
+        ("main.tf", 1, "called from this module block"),
+        ("main.tf", 4, "also reached through m1: module.m1.aws_cloudwatch_log_group.logs[0]"),
+        ("main.tf", 7, "also reached through m2: module.m2.aws_cloudwatch_log_group.logs[0]")]
