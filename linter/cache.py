@@ -4,9 +4,30 @@ Key: SHA-256 of the file's bytes, its display path and kind, the tool
 version and the settings that change parsing. Entries are pickles signed
 with an HMAC whose key lives outside the project (in the user's cache
 folder), so a cache folder committed to a repository, corrupted on disk or
-written by another version is ignored and rebuilt, never trusted: unpickling
-only ever happens after the signature checks. Writes are atomic (temp file
-+ rename), so concurrent runs sharing a folder see whole entries or none.
+written by another version is ignored and rebuilt, never trusted. Writes are
+atomic (temp file + rename), so concurrent runs sharing a folder see whole
+entries or none.
+
+A repository can commit a ``.mlcost_lint_cache`` of its own, so nothing in
+the folder is taken on trust (see README "Security"):
+
+- No symbolic link is followed: the cache root, and any folder between the
+  project and it, must not be a link (else no cache for the run, and
+  :class:`CacheUnavailable` says why); every folder and entry below it is
+  opened relative to its parent's descriptor with ``O_NOFOLLOW``, so a link
+  swapped in during the run is refused too. Old version folders are removed
+  with the descriptor-based ``shutil.rmtree``, which never follows links.
+- An entry is read only when it is a regular file (``fstat`` after opening,
+  non-blocking so a FIFO cannot hang the run) and at most
+  ``max_entry_bytes`` long.
+- Loading can never run code: the unpickler resolves only the parse-result
+  classes of this package (dataclasses and enums of
+  ``mlcost_lint.parse.document``, ``mlcost_lint.parse.hcl`` and
+  ``mlcost_lint.model.core``); any other global is an error, so the entry is
+  a miss. The signature check comes first in any case.
+- The signing key is never one from inside the scanned tree (a checkout
+  whose ``XDG_CACHE_HOME`` points inside it could commit the key) and never
+  shorter than 32 bytes (a short or empty key file is replaced).
 
 Layout::
 
@@ -24,59 +45,228 @@ parent neither pickles nor writes the results it receives.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
+import io
 import os
 import pickle
+import secrets
 import shutil
-import tempfile
+import stat
 import time
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from mlcost_lint import __version__
 
 DEFAULT_DIR = ".mlcost_lint_cache"
 MAX_ENTRIES = 20_000
 MAX_BYTES = 512 * 1024 * 1024
+# A parse result pickles to about 3x its source (measured on the corpus and
+# bench/); the pipeline passes a bound from max-file-size-mb.
+DEFAULT_MAX_ENTRY_BYTES = 64 * 1024 * 1024
+KEY_BYTES = 32
+_KEY_FILE_MAX = 4096
 _SIG_LEN = 32
 _STALE_TMP_SECONDS = 3600      # a temp file this old belongs to a killed run
 _CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
                  b"# This file is a cache directory tag created by mlcost-lint.\n"
                  b"# For information about cache directory tags see https://bford.info/cachedir/\n")
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-def _user_key() -> bytes:
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mlcost-lint"
-    key_file = base / "cache.key"
-    try:
-        data = key_file.read_bytes()
-        if len(data) >= 32:
-            return data[:32]
-    except OSError:
-        pass
-    key = os.urandom(32)
-    try:
-        base.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=base)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(key)
-        os.chmod(tmp, 0o600)
+class CacheUnavailable(Exception):
+    """The cache cannot be used safely this run; the message says why."""
+
+
+# -- loading without running code ---------------------------------------------
+
+def _parse_result_classes() -> dict[tuple[str, str], type]:
+    from mlcost_lint.model import core
+    from mlcost_lint.parse import document, hcl
+
+    allowed: dict[tuple[str, str], type] = {}
+    for module in (document, hcl, core):
+        for name, obj in vars(module).items():
+            if (isinstance(obj, type) and obj.__module__ == module.__name__ and not name.startswith("_")
+                    and (dataclasses.is_dataclass(obj) or issubclass(obj, Enum))):
+                allowed[(module.__name__, name)] = obj
+    return allowed
+
+
+_ALLOWED: dict[tuple[str, str], type] | None = None
+
+
+class _ParseResultUnpickler(pickle.Unpickler):
+    """Resolves only this package's parse-result classes: a pickle that
+    names anything else (``os.system``, ``builtins.eval``, a class with side
+    effects, a dotted attribute path) fails to load."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        global _ALLOWED
+        if _ALLOWED is None:
+            _ALLOWED = _parse_result_classes()
         try:
-            os.link(tmp, key_file)  # first writer wins; others read its key
+            return _ALLOWED[(module, name)]
+        except KeyError:
+            raise pickle.UnpicklingError(f"{module}.{name} is not a parse-result class") from None
+
+
+def load_payload(payload: bytes) -> Any:
+    return _ParseResultUnpickler(io.BytesIO(payload)).load()
+
+
+# -- folders opened without following links -----------------------------------
+
+def _open_dir(name: str | Path, dir_fd: int | None = None, create: bool = False) -> int:
+    """A descriptor of the folder ``name`` (relative to ``dir_fd``), which
+    must not be a symbolic link; OSError otherwise."""
+    if create:
+        try:
+            os.mkdir(name, 0o755, dir_fd=dir_fd)
         except FileExistsError:
             pass
+    return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+
+
+def _close(fd: int | None) -> None:
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _link_between(base: Path, target: Path) -> Path | None:
+    """The first component from ``base`` (exclusive) down to ``target``
+    (inclusive) that is a symbolic link; ``target`` alone when it is not
+    under ``base``."""
+    base, target = Path(os.path.abspath(base)), Path(os.path.abspath(target))
+    try:
+        parts = target.relative_to(base).parts
+        current = base
+    except ValueError:
+        parts, current = (target.name,), target.parent
+    for part in parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+    return None
+
+
+def _read_regular(name: str, dir_fd: int | None, limit: int) -> bytes | None:
+    """The bytes of ``name`` when it is a regular file (no link followed,
+    never blocking) of at most ``limit`` bytes; None otherwise."""
+    try:
+        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return data if len(data) <= limit else None
+    except OSError:
+        return None
+    finally:
+        _close(fd)
+
+
+def _write_atomic(dir_fd: int, name: str, data: bytes, mode: int = 0o644) -> None:
+    """Write ``name`` in the folder ``dir_fd`` as a whole: a new temp file
+    (O_EXCL, no link followed) renamed over it. A link at ``name`` is
+    replaced, never written through."""
+    tmp = f".tmp-{os.getpid()}-{secrets.token_hex(8)}"
+    fd = os.open(tmp, _WRITE_FLAGS, mode, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except OSError:
+            pass
+        raise
+
+
+# -- the signing key -----------------------------------------------------------
+
+def _key_folder() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mlcost-lint"
+
+
+def _inside(path: Path, roots: Iterable[Path]) -> Path | None:
+    real = Path(os.path.realpath(path))
+    for root in roots:
+        if real == root or root in real.parents:
+            return root
+    return None
+
+
+def _user_key(scan_roots: Iterable[Path] = ()) -> bytes:
+    """The signing key: 32 random bytes in the user's cache folder, made on
+    first use. Raises CacheUnavailable when the only key there is to use
+    could have come with the scanned files."""
+    base = _key_folder()
+    roots = [Path(os.path.realpath(r)) for r in scan_roots]
+    inside = _inside(base, roots)
+    if inside is not None:
+        raise CacheUnavailable(f"the cache key folder {base} is inside the scanned tree {inside} "
+                               "(set XDG_CACHE_HOME outside the repository)")
+    key_file = base / "cache.key"
+    if key_file.is_symlink():
+        raise CacheUnavailable(f"the cache key {key_file} is a symbolic link")
+    data = _read_regular(str(key_file), None, _KEY_FILE_MAX)
+    if data is not None and len(data) >= KEY_BYTES:
+        return data[:KEY_BYTES]
+    key = os.urandom(KEY_BYTES)
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        dir_fd = _open_dir(base)
+        try:
+            if data is None and not os.path.lexists(key_file):
+                tmp = f".tmp-{os.getpid()}-{secrets.token_hex(8)}"
+                fd = os.open(tmp, _WRITE_FLAGS, 0o600, dir_fd=dir_fd)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(key)
+                try:
+                    os.link(tmp, "cache.key", src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # first writer wins
+                except FileExistsError:
+                    pass
+                finally:
+                    os.unlink(tmp, dir_fd=dir_fd)
+            else:
+                # Empty, short or unreadable: never sign with it, replace it.
+                _write_atomic(dir_fd, "cache.key", key, 0o600)
         finally:
-            os.unlink(tmp)
-        return key_file.read_bytes()[:32]
+            _close(dir_fd)
     except OSError:
         return key  # no writable home: the cache still works for this process
+    stored = _read_regular(str(key_file), None, _KEY_FILE_MAX)
+    if stored is None or len(stored) < KEY_BYTES:
+        return key
+    return stored[:KEY_BYTES]
 
 
 def _sign(secret: bytes, key: str, payload: bytes) -> bytes:
     return hmac.new(secret, key.encode() + payload, hashlib.sha256).digest()
 
+
+# -- writing entries -----------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
 class CacheWriter:
@@ -90,57 +280,71 @@ class CacheWriter:
         return self.folder / key[:2] / f"{key}.pkl"
 
     def put_payload(self, key: str, payload: bytes) -> bool:
-        """Write an already pickled value. Atomic; False when the disk said no."""
-        target = self.path(key)
-        tmp = None
+        """Write an already pickled value. Atomic; False when the disk said
+        no or a folder on the way is a link."""
+        fds: list[int] = []
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(_sign(self.secret, key, payload) + payload)
-            os.replace(tmp, target)
+            fds.append(_open_dir(self.folder.parent))
+            fds.append(_open_dir(self.folder.name, fds[-1], create=True))
+            fds.append(_open_dir(key[:2], fds[-1], create=True))
+            _write_atomic(fds[-1], f"{key}.pkl", _sign(self.secret, key, payload) + payload)
             return True
         except OSError:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
             return False
+        finally:
+            for fd in reversed(fds):
+                _close(fd)
 
 
 class ParseCache:
-    def __init__(self, folder: Path, settings_fingerprint: str) -> None:
+    """Raises CacheUnavailable when the folder cannot be used safely."""
+
+    def __init__(self, folder: Path, settings_fingerprint: str, *, scan_roots: Iterable[Path] = (),
+                 base: Path | None = None, max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES) -> None:
         self.root = folder
         self.folder = folder / f"v{__version__}"
         self.salt = f"{__version__}|{settings_fingerprint}".encode()
-        self._key = _user_key()
+        self.max_entry_bytes = max_entry_bytes
         self.hits = 0
         self.misses = 0
         self.writes = 0
         self._used: set[str] = set()    # keys read this run: pruning keeps them
+        link = _link_between(base or Path.cwd(), folder)
+        if link is not None:
+            raise CacheUnavailable(f"{link} is a symbolic link")
+        self._key = _user_key(scan_roots)
         self._prepare_root()
 
     def _prepare_root(self) -> None:
         """Mark the folder as a cache (for backup tools and git) and drop the
-        folders of other versions. Never fails the run."""
+        folders of other versions. Fails the cache (not the run) when the
+        folder is a link or cannot be made."""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
+            root_fd = _open_dir(self.root)
+        except OSError as exc:
+            raise CacheUnavailable(f"cannot open {self.root}: {exc.strerror or exc}") from None
+        try:
             for name, content in (("CACHEDIR.TAG", _CACHEDIR_TAG), (".gitignore", b"# Created by mlcost-lint\n*\n")):
-                marker = self.root / name
-                if not marker.exists():
-                    fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
-                    with os.fdopen(fd, "wb") as fh:
-                        fh.write(content)
-                    os.replace(tmp, marker)
-            for entry in os.scandir(self.root):
+                try:
+                    st = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
+                    if stat.S_ISREG(st.st_mode):
+                        continue
+                except FileNotFoundError:
+                    pass
+                _write_atomic(root_fd, name, content)
+            for entry in os.scandir(root_fd):
                 # Only folders that look like ours ("v" + a version): a
                 # cache-dir pointed at the wrong place must not lose data.
                 if entry.is_dir(follow_symlinks=False) and entry.name.startswith("v") \
                         and entry.name != self.folder.name and entry.name[1:2].isdigit():
-                    shutil.rmtree(entry.path, ignore_errors=True)
+                    shutil.rmtree(entry.name, dir_fd=root_fd, ignore_errors=True)
+                elif entry.name == self.folder.name and entry.is_symlink():
+                    os.unlink(entry.name, dir_fd=root_fd)   # ours to replace, never to follow
         except OSError:
             pass
+        finally:
+            _close(root_fd)
 
     def writer(self) -> CacheWriter:
         return CacheWriter(self.folder, self._key)
@@ -155,10 +359,22 @@ class ParseCache:
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.pkl"
 
-    def get(self, key: str) -> Any | None:
+    def _read_entry(self, key: str) -> bytes | None:
+        fds: list[int] = []
         try:
-            blob = self._path(key).read_bytes()
+            fds.append(_open_dir(self.root))
+            fds.append(_open_dir(self.folder.name, fds[-1]))
+            fds.append(_open_dir(key[:2], fds[-1]))
+            return _read_regular(f"{key}.pkl", fds[-1], self.max_entry_bytes + _SIG_LEN)
         except OSError:
+            return None
+        finally:
+            for fd in reversed(fds):
+                _close(fd)
+
+    def get(self, key: str) -> Any | None:
+        blob = self._read_entry(key)
+        if blob is None:
             self.misses += 1
             return None
         sig, payload = blob[:_SIG_LEN], blob[_SIG_LEN:]
@@ -166,7 +382,7 @@ class ParseCache:
             self.misses += 1
             return None
         try:
-            value = pickle.loads(payload)
+            value = load_payload(payload)
         except Exception:
             self.misses += 1
             return None
@@ -182,7 +398,7 @@ class ParseCache:
         self.put_payload(key, payload)
 
     def put_payload(self, key: str, payload: bytes) -> None:
-        if self.writer().put_payload(key, payload):
+        if len(payload) <= self.max_entry_bytes and self.writer().put_payload(key, payload):
             self.writes += 1
 
     def prune(self) -> None:
@@ -190,13 +406,23 @@ class ParseCache:
         and temp files left by killed runs. Runs only after writes."""
         if self.writes == 0:
             return
-        entries: list[tuple[float, int, str]] = []
+        entries: list[tuple[float, int, str, str]] = []
         now = time.time()
+        fds: list[int] = []
         try:
-            for sub in os.scandir(self.folder):
+            fds.append(_open_dir(self.root))
+            fds.append(version_fd := _open_dir(self.folder.name, fds[-1]))
+            shards: dict[str, int] = {}
+            for sub in os.scandir(version_fd):
                 if not sub.is_dir(follow_symlinks=False):
                     continue
-                for entry in os.scandir(sub.path):
+                try:
+                    shard_fd = _open_dir(sub.name, version_fd)
+                except OSError:
+                    continue
+                fds.append(shard_fd)
+                shards[sub.name] = shard_fd
+                for entry in os.scandir(shard_fd):
                     try:
                         st = entry.stat(follow_symlinks=False)
                     except OSError:
@@ -204,26 +430,29 @@ class ParseCache:
                     if entry.name.endswith(".pkl"):
                         if entry.name[:-4] in self._used:
                             continue    # in use by this run: evict the others first
-                        entries.append((st.st_mtime, st.st_size, entry.path))
+                        entries.append((st.st_mtime, st.st_size, sub.name, entry.name))
                     elif entry.name.startswith(".tmp-") and now - st.st_mtime > _STALE_TMP_SECONDS:
-                        _unlink(entry.path)
+                        _unlink(entry.name, shard_fd)
+            kept = len(self._used)
+            total = sum(e[1] for e in entries)
+            if kept + len(entries) <= MAX_ENTRIES and total <= MAX_BYTES:
+                return
+            entries.sort()
+            drop = 0
+            while drop < len(entries) and (kept + len(entries) - drop > MAX_ENTRIES or total > MAX_BYTES):
+                _, size, shard, name = entries[drop]
+                _unlink(name, shards[shard])
+                total -= size
+                drop += 1
         except OSError:
             return
-        kept = len(self._used)
-        total = sum(size for _, size, _ in entries)
-        if kept + len(entries) <= MAX_ENTRIES and total <= MAX_BYTES:
-            return
-        entries.sort()
-        drop = 0
-        while drop < len(entries) and (kept + len(entries) - drop > MAX_ENTRIES or total > MAX_BYTES):
-            _, size, path = entries[drop]
-            _unlink(path)
-            total -= size
-            drop += 1
+        finally:
+            for fd in reversed(fds):
+                _close(fd)
 
 
-def _unlink(path: str) -> None:
+def _unlink(name: str, dir_fd: int) -> None:
     try:
-        os.unlink(path)
+        os.unlink(name, dir_fd=dir_fd)
     except OSError:
         pass

@@ -289,6 +289,7 @@ def _load_baseline(baseline_file: str | None) -> Any:
 
 def _fix(run: _Run, scope: _Scope, settings: Any, options: Any, baseline: Any, write: bool) -> _Run:
     from mlcost_lint.fix import apply_fixes, fixes_for, unified_diff
+    from mlcost_lint.secrets import text_cleaner
 
     fixes = fixes_for(run.findings, run.result.project)
     outcome = apply_fixes(fixes, write=write)
@@ -297,7 +298,7 @@ def _fix(run: _Run, scope: _Scope, settings: Any, options: Any, baseline: Any, w
     n = len(outcome.applied)
     if not write:
         for path, (old, new) in sorted(outcome.changed.items()):
-            click.echo(unified_diff(path, old, new), nl=False)
+            click.echo(unified_diff(path, old, new, text_cleaner(run.result.secrets, keep_tabs=True)), nl=False)
         click.echo(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(outcome.changed)} "
                    f"file{'s' if len(outcome.changed) != 1 else ''}.", err=True)
         run.fixed = n
@@ -310,10 +311,14 @@ def _fix(run: _Run, scope: _Scope, settings: Any, options: Any, baseline: Any, w
 
 
 def _report_stale(stale: list[Any], baseline_file: str) -> None:
+    from mlcost_lint.secrets import escape_controls
+
     click.echo(f"mlcost-lint: {len(stale)} stale baseline entr{'ies' if len(stale) != 1 else 'y'} in "
                f"{baseline_file} (no longer found; update it with --write-baseline):", err=True)
     for e in stale:
-        click.echo(f"  {e.code} {e.path} {e.address}" + (f" (x{e.missing})" if e.missing > 1 else ""), err=True)
+        # Entries come from a committed file: escaped, so a line break cannot start a "::error" line.
+        click.echo(escape_controls(f"  {e.code} {e.path} {e.address}") + (f" (x{e.missing})" if e.missing > 1 else ""),
+                   err=True)
 
 
 def _emit(run: _Run, rules: list[Any], fmt: str, output: str | None, statistics: bool,

@@ -134,8 +134,10 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
             # A line break in a path would start a new line of text output (in
             # a CI log, a "::error" line is a workflow command): not read.
             seen.add(display)
-            out.errors.append(ParseError(escape_controls(display), 1, 1,
-                                         "file name contains control characters; not read"))
+            # Names that are not UTF-8 arrive as lone surrogates (surrogateescape).
+            why = "is not valid UTF-8" if any("\ud800" <= c <= "\udfff" for c in display) \
+                else "contains control characters"
+            out.errors.append(ParseError(escape_controls(display), 1, 1, f"file name {why}; not read"))
             return
         seen.add(display)
         out.files.append(SourceFile(path, display, kind))
@@ -160,7 +162,7 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
             continue
 
         def on_error(exc: OSError, _start: Path = start) -> None:
-            where = display_path(Path(exc.filename or _start), cwd)
+            where = escape_controls(display_path(Path(exc.filename or _start), cwd))
             out.errors.append(ParseError(where, 1, 1, f"cannot read directory: {exc.strerror or exc}"))
 
         # followlinks=False: symlinked folders (and loops) are never entered.

@@ -190,18 +190,41 @@ class _GcPaused:
             gc.enable()
 
 
-def parse_all(files: list[SourceFile], settings: Settings, options: LintOptions) -> list[ParsedFile]:
+def _open_cache(settings: Settings, options: LintOptions, max_bytes: int,
+                scan_paths: list[str]) -> ParseCache | None:
+    """The parse cache, or None with one line on stderr when it cannot be
+    used safely (a link in the cache folder, a key inside the scanned tree)."""
+    from mlcost_lint.cache import DEFAULT_DIR, CacheUnavailable, ParseCache
+    from mlcost_lint.secrets import escape_controls
+
+    # Like ruff: beside the config file when there is one, else here.
+    base = Path(settings.root) if settings.source else Path()
+    roots = {Path(settings.root)} | {Path(p) for p in scan_paths if p != "-"}
+    roots |= {git for git in map(_repository_root, list(roots)) if git is not None}
+    try:
+        return ParseCache(options.cache_dir or base / DEFAULT_DIR,
+                          f"depth={settings.max_nesting_depth}|size={max_bytes}", scan_roots=roots,
+                          base=base, max_entry_bytes=16 * max_bytes + (1 << 20))
+    except CacheUnavailable as exc:
+        sys.stderr.write(f"mlcost-lint: running without the parse cache: {escape_controls(str(exc))}\n")
+        return None
+
+
+def _repository_root(path: Path) -> Path | None:
+    """The first folder at or above ``path`` holding ``.git``."""
+    here = Path(os.path.abspath(path))
+    for folder in (here, *here.parents):
+        if os.path.lexists(folder / ".git"):
+            return folder
+    return None
+
+
+def parse_all(files: list[SourceFile], settings: Settings, options: LintOptions,
+              scan_paths: list[str] = ()) -> list[ParsedFile]:
     """Parse every file, from the cache where its content was parsed before,
     in worker processes when there is enough work. Order is the input order."""
     max_bytes = int(settings.max_file_size_mb * 1_000_000)
-    cache = None
-    if options.use_cache:
-        from mlcost_lint.cache import DEFAULT_DIR, ParseCache
-
-        # Like ruff: beside the config file when there is one, else here.
-        default = (Path(settings.root) if settings.source else Path()) / DEFAULT_DIR
-        cache = ParseCache(options.cache_dir or default,
-                           f"depth={settings.max_nesting_depth}|size={max_bytes}")
+    cache = _open_cache(settings, options, max_bytes, scan_paths) if options.use_cache else None
     with _GcPaused():
         results: dict[int, ParsedFile] = {}
         todo: list[_ParseTask] = []
@@ -228,7 +251,7 @@ def parse_all(files: list[SourceFile], settings: Settings, options: LintOptions)
 def lint(paths: list[str], settings: Settings, options: LintOptions | None = None) -> LintResult:
     options = options or LintOptions()
     found: Discovery = discover(paths, settings.all_excludes, settings.root)
-    parsed = parse_all(found.files, settings, options)
+    parsed = parse_all(found.files, settings, options, list(paths))
     # Discovery problems (unreadable folders, missing paths) are reported like parse errors.
     if found.errors:
         holder = ParsedFile(path="", kind=FileKind.YAML, errors=list(found.errors))

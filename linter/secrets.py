@@ -95,9 +95,12 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _REFERENCE = re.compile(r"\$\{|\$\(|\{\{|%\{|^\$[A-Za-z_]|^<.*>$|^\*+$")
 _PLAIN_WORDS = frozenset({"true", "false", "null", "none", "yes", "no", "on", "off", "nil", "undefined"})
-# NAME=value, NAME: value, export NAME="value" inside a longer string.
+# NAME=value, NAME: value, export NAME="value" inside a longer string, on
+# one line: "password:" at the end of a line is followed by the next line's
+# key ("enabled:"), which is no value (issue 11, 3.6).
 _ASSIGNMENT = re.compile(
-    r"""(?:^|[\s;&|({,])(?:export\s+)?["']?([A-Za-z_][A-Za-z0-9_.\-]*)["']?\s*[:=]\s*["']?([^\s"';&|,}]+)""")
+    r"""(?:^|[\s;&|({,])(?:export[ \t]+)?["']?([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*[:=][ \t]*["']?"""
+    r"""([^\s"';&|,}]+)""")
 _FLAG = re.compile(r"^--?([A-Za-z][A-Za-z0-9_.\-]*)(?:=(.*))?$")
 
 
@@ -149,8 +152,14 @@ def is_secret_value(value: Any) -> bool:
 
 class _Collector:
     def __init__(self) -> None:
+        # Env-style credential names (DB_PASS, MYSQL_PWD, AWS_ACCESS_KEY_ID)
+        # whose value looks random: mlcost_lint.credentials (imported here,
+        # it imports this module).
+        from mlcost_lint.credentials import credential_value
+
         self.values: set[str] = set()
         self.sensitive_vars: set[str] = set()
+        self.credential = credential_value
 
     def add(self, value: Any) -> None:
         if is_secret_value(value):
@@ -163,7 +172,7 @@ class _Collector:
         # Hot loop (every node of every document): strings are handled where
         # they are met and other scalars never reach the stack; what is added
         # only depends on the node and the flag, so the order does not matter.
-        add, text, looks = self.add, self.text, looks_secret
+        add, text, looks, credential = self.add, self.text, looks_secret, self.credential
         stack: list[tuple[Any, bool]] = [(root, False)]
         seen: set[tuple[int, bool]] = set()   # anchors share sub-trees; cycles
         while stack:
@@ -186,7 +195,7 @@ class _Collector:
                 if isinstance(kind, str) and kind in SECRET_KINDS:
                     for key in ("data", "stringData", "spec"):
                         stack.append((node.get(key), True))
-                if "value" in node and looks(node.get("name")):
+                if "value" in node and (looks(node.get("name")) or credential(node.get("name"), node.get("value"))):
                     add(node.get("value"))           # Kubernetes env entry
                 if node.get("sensitive") is True:
                     add(node.get("default"))         # .tf.json sensitive variable
@@ -198,6 +207,8 @@ class _Collector:
                             add(value.get("value"))
                         else:
                             add(value)
+                    elif isinstance(value, str) and credential(key, value):
+                        add(value)
             else:
                 self._flags(node)
                 children = node
@@ -217,7 +228,7 @@ class _Collector:
         _TooDeep (then RecursionError in _known) as before."""
         from mlcost_lint.model.core import UNKNOWN
 
-        add, text, looks = self.add, self.text, looks_secret
+        add, text, looks, credential = self.add, self.text, looks_secret, self.credential
         stack: list[tuple[Any, bool, int]] = [(root, False, 0)]
         while stack:
             node, all_secret, depth = stack.pop()
@@ -237,7 +248,7 @@ class _Collector:
                 if isinstance(kind, str) and kind in SECRET_KINDS:
                     for key in ("data", "stringData", "spec"):
                         stack.append((node.get(key), True, depth))
-                if "value" in node and looks(node.get("name")):
+                if "value" in node and (looks(node.get("name")) or credential(node.get("name"), node.get("value"))):
                     add(node.get("value"))
                 if node.get("sensitive") is True:
                     add(node.get("default"))
@@ -252,6 +263,8 @@ class _Collector:
                             add(value.get("value"))
                         else:
                             add(value)
+                    elif isinstance(value, str) and credential(key, value):
+                        add(value)
             else:
                 self._flags(node)
                 children = node
@@ -355,7 +368,8 @@ _MEMO_TEXT_MAX = 2048
 def _text_values(text: str) -> tuple[str, ...]:
     """The candidate values of secret-looking assignments and flags in ``text``
     (not yet filtered by :func:`is_secret_value`)."""
-    found = [m.group(2) for m in _ASSIGNMENT.finditer(text[:200_000]) if looks_secret(m.group(1))]
+    found = [m.group(2) for m in _ASSIGNMENT.finditer(text[:200_000])
+             if looks_secret(m.group(1)) and not m.group(2).endswith(":")]  # "token: {key: ...}"
     if "-" in text:
         found += _flag_values(text.split())
     return tuple(found)
@@ -457,7 +471,11 @@ def _known(value: Any) -> Any:
 # output line (in a CI log, a line "::error ..." is a GitHub Actions
 # workflow command), ESC/BEL drive the terminal, bidi overrides reorder
 # what a reviewer reads. They are shown escaped instead.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Zero-width and other invisible format characters hide text from a
+# reviewer; lone surrogates (from JSON escapes or non-UTF-8 file names read
+# with surrogateescape) cannot even be encoded for output.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069"
+                      "\ufeff\ufff9-\ufffb\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -472,16 +490,49 @@ def escape_controls(text: str) -> str:
 
 class Redactor:
     """Replaces each secret value (longest first, so a secret holding another
-    is hidden whole) in a text with ``***``."""
+    is hidden whole) in a text with ``***``. A value is replaced where it
+    stands as a whole token, never inside a longer name: a secret
+    ``abc123`` is hidden in ``user:abc123@host`` and ``job-abc123`` but not
+    inside the word ``xabc123y`` (ordinary words of our own messages stay
+    as they are)."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
         ordered = sorted({s for s in secrets if s}, key=lambda s: (-len(s), s))
-        self._pattern = re.compile("|".join(re.escape(s) for s in ordered)) if ordered else None
+        self._pattern = re.compile("|".join(_whole_token(s) for s in ordered)) if ordered else None
 
     def __call__(self, text: str) -> str:
         if self._pattern is None or not isinstance(text, str):
             return text
         return self._pattern.sub(REDACTED, text)
+
+
+_TOKEN_CHAR = "A-Za-z0-9_"
+
+
+def _whole_token(secret: str) -> str:
+    head = f"(?<![{_TOKEN_CHAR}])" if re.match(f"[{_TOKEN_CHAR}]", secret[0]) else ""
+    tail = f"(?![{_TOKEN_CHAR}])" if re.match(f"[{_TOKEN_CHAR}]", secret[-1]) else ""
+    return head + re.escape(secret) + tail
+
+
+def text_cleaner(secrets: Iterable[str], keep_tabs: bool = False) -> Any:
+    """What every text from a scanned file goes through before it is shown
+    (messages, ``full`` source lines, ``--diff`` lines): the project's
+    secret values and credential-shaped values hidden, then control and
+    invisible characters escaped (tabs kept for display when asked)."""
+    from mlcost_lint.credentials import mask_credentials
+
+    redact = Redactor(secrets)
+
+    def clean(text: str) -> str:
+        if not isinstance(text, str):
+            return text
+        hidden = mask_credentials(redact(text))
+        if keep_tabs:
+            return "\t".join(escape_controls(part) for part in hidden.split("\t"))
+        return escape_controls(hidden)
+
+    return clean
 
 
 def redact_findings(findings: list, project: Any) -> frozenset[str]:
@@ -491,11 +542,7 @@ def redact_findings(findings: list, project: Any) -> frozenset[str]:
     secrets = frozenset(collect_secrets(project))
     if not findings:  # the secrets are still returned: reporters hide them from source lines
         return secrets
-    redactor = Redactor(secrets)
-
-    def clean(text: str) -> str:
-        return escape_controls(redactor(text))
-
+    clean = text_cleaner(secrets)
     for f in findings:
         f.message = clean(f.message)
         f.address = clean(f.address)

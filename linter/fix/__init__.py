@@ -325,7 +325,12 @@ def apply_fixes(fixes: list[tuple["Finding", Fix]], write: bool,
     return outcome
 
 
-def unified_diff(path: str, old: str, new: str) -> str:
+def unified_diff(path: str, old: str, new: str, clean: Callable[[str], str] | None = None) -> str:
+    """The diff of one file. ``clean`` (mlcost_lint.secrets.text_cleaner)
+    hides secrets and escapes control characters in every line shown,
+    context lines included: they are the scanned file's text."""
     lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                  fromfile=f"a/{path}", tofile=f"b/{path}")
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    if clean is None:
+        return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    return "".join(clean(line.rstrip("\r\n")) + "\n" for line in lines)

@@ -46,12 +46,14 @@ def _expand(line: str, column: int) -> tuple[str, int]:
 
 def _caret(line: str, column: int, clean: Callable[[str], str]) -> tuple[str, int, int]:
     """The line as shown (tabs expanded, secrets hidden, control characters
-    escaped) and where the caret run starts and how wide it is. The text
-    before and from the column are cleaned apart so the caret stays under
-    the flagged token."""
+    escaped) and where the caret run starts and how wide it is. The whole
+    line is cleaned (a key name before the column decides whether the value
+    after it is hidden); the caret goes where the cleaned text before the
+    column ends."""
     cut = max(column - 1, 0)
-    head, tail = clean(line[:cut]), clean(line[cut:])
-    shown, start = _expand(head + tail, len(head) + 1)
+    head = clean(line[:cut])
+    whole = clean(line)
+    shown, start = _expand(whole, len(head) + 1)
     start = min(start, len(shown))
     match = _TOKEN.match(shown, start)
     width = max(len(match.group(0)) if match else 1, 1)
@@ -59,13 +61,11 @@ def _caret(line: str, column: int, clean: Callable[[str], str]) -> tuple[str, in
 
 
 def render(data: ReportInput) -> str:
-    from mlcost_lint.secrets import Redactor, escape_controls
+    from mlcost_lint.secrets import text_cleaner
 
-    redact = Redactor(data.secrets)
-
-    def clean(text: str) -> str:
-        # Tabs are expanded for display, not escaped like other controls.
-        return "\t".join(escape_controls(part) for part in redact(text).split("\t"))
+    # Source lines are hidden like messages; tabs are expanded for display,
+    # not escaped like other controls.
+    clean = text_cleaner(data.secrets, keep_tabs=True)
 
     paint = _Paint(data.color)
     names = {r.code: r for r in data.rules}

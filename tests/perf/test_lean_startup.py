@@ -40,7 +40,8 @@ with open(os.environ["MODULES_OUT"], "w") as fh:
 
 def _modules_after(args: list[str], cwd: Path, tmp_path: Path) -> tuple[int, set[str]]:
     out = tmp_path / "modules.json"
-    env = {**os.environ, "MODULES_OUT": str(out), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    # The cache key lives outside the scanned tree (a key inside it is refused: hostile-input rules).
+    env = {**os.environ, "MODULES_OUT": str(out), "XDG_CACHE_HOME": str(tmp_path.parent / f"{tmp_path.name}-xdg")}
     r = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(args)], cwd=cwd, env=env,
                        capture_output=True, timeout=120)
     assert out.exists(), r.stderr.decode()
