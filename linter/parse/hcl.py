@@ -7,7 +7,8 @@ Interface (owned by the Terraform work; see mlcost_lint.model.terraform):
     parse_template(text: str, line: int = 1, column: int = 1) -> Expr
     HclSyntaxError(message, line, column)
 
-python-hcl2's Lark tree (``hcl2.parses_to_tree``) is converted once into the
+python-hcl2's Lark tree (its grammar, with HCL's newline rule: see
+hcl_grammar.py) is converted once into the
 small slotted dataclasses below. Every node carries a 1-based ``line`` and
 ``column``. Heredocs and template directives are split here, so the
 evaluator never sees raw template text.
@@ -782,11 +783,12 @@ def _lark_error(exc: Exception) -> HclSyntaxError:
 
 
 def _parse_tree(text: str) -> Any:
-    import hcl2
     from lark.exceptions import LarkError, UnexpectedInput
 
+    from .hcl_grammar import parse_to_tree
+
     try:
-        return hcl2.parses_to_tree(text)
+        return parse_to_tree(text)
     except UnexpectedInput as exc:
         raise _lark_error(exc) from None
     except RecursionError:
