@@ -159,11 +159,69 @@ def run_rules(project: Project, settings: Settings, rules: list[type[Rule]],
                     "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))))
         # What the rule reported before it failed is still reported.
         findings.extend(produced)
+    findings = move_to_callers(findings, project)
     findings.sort(key=Finding.sort_key)
     return merge_module_repeats(findings)
 
 
+def move_to_callers(findings: list[Finding], project: Project) -> list[Finding]:
+    """A finding on an argument of a child module's resource that the module
+    call sets (the argument reads a module variable) is reported at the
+    caller's argument, or its module block when it is not passed, with the
+    line inside the module as related: one finding per call, where the fix
+    is made (rules.md, "Where a finding about a child module's resource
+    lands"). A cause written inside the module stays there
+    (merge_module_repeats reports it once)."""
+    from mlcost_lint.model.core import Related
+
+    # (path, line, column) of an argument -> the resources and argument paths written there
+    written_at: dict[tuple, list] = {}
+    for res in project.terraform.resources:
+        for path, caller in res.input_locations.items():
+            loc = res.attr_locations.get(path)
+            if loc is not None:
+                written_at.setdefault((loc.path, loc.line, loc.column), []).append((res, path, caller))
+    if not written_at:
+        return findings
+    for f in findings:
+        candidates = written_at.get((f.location.path, f.location.line, f.location.column))
+        if not candidates:
+            continue
+        # the instance of the module the finding is about (module.a["x"].)
+        prefix = _module_prefix(f.address)
+        for res, path, caller in candidates:
+            if _module_prefix(res.address) != prefix or not prefix:
+                continue
+            f.related = (Related(f.location, f"{path} of {res.address}, set from the module call"),
+                         *(r for r in f.related if not res.module_calls or r.location != res.module_calls[-1]))
+            f.location = caller
+            f.object_line = res.module_calls[-1].line if res.module_calls else caller.line
+            break
+    return findings
+    for f in findings:
+        res = by_address.get(f.address)
+        if res is None:
+            continue
+        for path, written in res.attr_locations.items():
+            caller = res.input_locations.get(path)
+            if caller is None or (written.path, written.line, written.column) != \
+                    (f.location.path, f.location.line, f.location.column):
+                continue
+            f.related = (Related(f.location, f"{path} of {res.address}, set from the module call"),
+                         *(r for r in f.related if r.location != res.module_calls[-1]))
+            f.location = caller
+            f.object_line = res.module_calls[-1].line if res.module_calls else caller.line
+            break
+    return findings
+
+
 _MODULE_PREFIX = re.compile(r'^(module\.[^.\[]+(\[[^\]]*\])?\.)+')
+
+
+def _module_prefix(address: str) -> str:
+    """module.a["x"].module.b.aws_s3_bucket.this[0] -> module.a["x"].module.b."""
+    m = _MODULE_PREFIX.match(address)
+    return m.group(0) if m else ""
 
 
 def _in_module(address: str) -> str:

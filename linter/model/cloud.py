@@ -34,6 +34,12 @@ class CloudResource:
     # A registry module's resource: the module-call inputs that set its tags
     # (GKE: cluster_resource_labels, node_pools_resource_labels).
     tag_inputs: tuple[str, ...] = ()
+    # A registry module's resource: argument path -> the module-call input that
+    # sets it ({"lifecycle_rule": "lifecycle_rule"}), so a fix names the input.
+    module_inputs: dict[str, str] = field(default_factory=dict)
+    # In a child module called from the scan: argument path -> the caller's
+    # argument (or module block) that sets it through a module variable.
+    input_locations: dict[str, Location] = field(default_factory=dict)
     # The launch template whose capacity reservation target this group runs
     # on (an ODCR): reserved capacity (model.terraform.mark_capacity_reservations).
     reserved_by: str | None = None

@@ -16,6 +16,13 @@ _FIX = {
 }
 
 
+def _fix(r, cloud: str) -> str:
+    module_input = r.module_inputs.get("lifecycle_rule")
+    if module_input:
+        return f"pass {module_input} to the module with an enabled rule that expires or transitions objects"
+    return _FIX[cloud]
+
+
 class BucketWithoutLifecycle(Rule):
     """
     ## What it does
@@ -75,7 +82,7 @@ class BucketWithoutLifecycle(Rule):
                 what = "has no lifecycle rule"
             yield self.finding(
                 f"{bucket.kind} {r.address} {what}; objects are kept in the hottest class forever; "
-                f"{_FIX[bucket.cloud]}",
+                f"{_fix(r, bucket.cloud)}",
                 r.location, r.address,
                 related=[*related, *r.related_module_calls()],
                 object_line=r.location.line,

@@ -13,6 +13,14 @@ _FIX = {
 }
 
 
+def _fix(r, cloud: str) -> str:
+    module_input = r.module_inputs.get("lifecycle_rule")
+    if module_input:
+        return (f"add noncurrent_version_expiration (days) to an enabled rule of the module's "
+                f"{module_input} input")
+    return _FIX[cloud]
+
+
 class VersioningWithoutExpiry(Rule):
     """
     ## What it does
@@ -75,7 +83,7 @@ class VersioningWithoutExpiry(Rule):
             yield self.finding(
                 f"{bucket.kind} {r.address} has versioning enabled"
                 f"{f' by {owner.address}' if owner is not r else ''} but no lifecycle rule expires "
-                f"noncurrent versions; every overwritten object is billed forever; {_FIX[bucket.cloud]}",
+                f"noncurrent versions; every overwritten object is billed forever; {_fix(r, bucket.cloud)}",
                 owner.loc(bucket.versioning_attr), r.address,
                 related=[*related, *owner.related_module_calls()],
                 object_line=owner.location.line,

@@ -63,7 +63,8 @@ class MultipartUploadsKept(Rule):
             owner = lifecycle.owner
             if owner is r:
                 where, related = r.loc("lifecycle_rule"), []
-                what = "its inline lifecycle_rule blocks"
+                module_input = r.module_inputs.get("lifecycle_rule")
+                what = f"the module input {module_input}" if module_input else "its inline lifecycle_rule blocks"
                 hint = "abort_incomplete_multipart_upload_days = 7"
             else:
                 where, related = owner.location, [Related(r.location, f"the bucket {r.address}")]

@@ -17,6 +17,9 @@ EXPECTED = [
     ('MLC303', 'positive/gcs.tf', 1, 'GCS bucket google_storage_bucket.artifacts has no lifecycle rule; objects are kept in the hottest class forever; add a lifecycle_rule (Delete or SetStorageClass) or enable autoclass'),
     ('MLC303', 'positive/s3.tf', 6, 'S3 bucket aws_s3_bucket.checkpoints has no lifecycle rule; objects are kept in the hottest class forever; add an aws_s3_bucket_lifecycle_configuration with an enabled rule that expires or transitions objects'),
     ('MLC303', 'positive/s3.tf', 18, 'S3 bucket aws_s3_bucket.datasets has no enabled lifecycle rule that expires objects or moves them to a colder class; objects are kept in the hottest class forever; add an aws_s3_bucket_lifecycle_configuration with an enabled rule that expires or transitions objects'),
+    # terraform-aws-modules/s3-bucket/aws: the bucket from the call's inputs, at the call
+    ('MLC303', 'positive/s3_module.tf', 1, 'S3 bucket module.scratch_bucket.aws_s3_bucket.this[0] has no lifecycle rule; objects are kept in the hottest class forever; pass lifecycle_rule to the module with an enabled rule that expires or transitions objects'),
+    ('MLC303', 'positive/s3_module.tf', 6, 'S3 bucket module.disabled_rule_bucket.aws_s3_bucket.this[0] has no enabled lifecycle rule that expires objects or moves them to a colder class; objects are kept in the hottest class forever; pass lifecycle_rule to the module with an enabled rule that expires or transitions objects'),
 ]
 
 
@@ -43,7 +46,8 @@ def test_unresolved_lifecycle_target_is_silent_only_in_its_own_deployment():
     not flagged, but buckets of other roots in the same scan still are."""
     got = triples(lint_dir(BASE, cwd=BASE.parent), CODE)
     assert [p for _, p, _, _ in got] == ["MLC303/positive/azure.tf", "MLC303/positive/gcs.tf",
-                                         "MLC303/positive/s3.tf", "MLC303/positive/s3.tf"]
+                                         "MLC303/positive/s3.tf", "MLC303/positive/s3.tf",
+                                         "MLC303/positive/s3_module.tf", "MLC303/positive/s3_module.tf"]
 
 
 # ---------------------------------------------------------------------------

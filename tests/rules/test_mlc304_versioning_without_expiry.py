@@ -16,6 +16,7 @@ EXPECTED = [
     ('MLC304', 'positive/azure.tf', 9, 'storage account azurerm_storage_account.ml has versioning enabled but no lifecycle rule expires noncurrent versions; every overwritten object is billed forever; add a management policy rule with actions.version.delete_after_days_since_creation'),
     ('MLC304', 'positive/gcs.tf', 6, 'GCS bucket google_storage_bucket.models has versioning enabled but no lifecycle rule expires noncurrent versions; every overwritten object is billed forever; add a Delete lifecycle_rule on num_newer_versions or days_since_noncurrent_time'),
     ('MLC304', 'positive/s3.tf', 13, 'S3 bucket aws_s3_bucket.ckpt has versioning enabled by aws_s3_bucket_versioning.ckpt but no lifecycle rule expires noncurrent versions; every overwritten object is billed forever; add an enabled lifecycle rule with noncurrent_version_expiration (noncurrent_days)'),
+    ('MLC304', 'positive/s3_module.tf', 4, "S3 bucket module.versioned_ckpt.aws_s3_bucket.this[0] has versioning enabled but no lifecycle rule expires noncurrent versions; every overwritten object is billed forever; add noncurrent_version_expiration (days) to an enabled rule of the module's lifecycle_rule input"),
 ]
 
 

@@ -15,6 +15,7 @@ BASE = FIXTURES / "rules" / CODE
 EXPECTED = [
     ('MLC305', 'positive/main.tf', 9, 'S3 bucket aws_s3_bucket.ckpt: no enabled rule of aws_s3_bucket_lifecycle_configuration.ckpt aborts incomplete multipart uploads; parts of interrupted checkpoint uploads stay billed; add abort_incomplete_multipart_upload { days_after_initiation = 7 } to an enabled rule'),
     ('MLC305', 'positive/main.tf', 29, 'S3 bucket aws_s3_bucket.legacy: no enabled rule of its inline lifecycle_rule blocks aborts incomplete multipart uploads; parts of interrupted checkpoint uploads stay billed; add abort_incomplete_multipart_upload_days = 7 to an enabled rule'),
+    ('MLC305', 'positive/s3_module.tf', 4, 'S3 bucket module.ckpt.aws_s3_bucket.this[0]: no enabled rule of the module input lifecycle_rule aborts incomplete multipart uploads; parts of interrupted checkpoint uploads stay billed; add abort_incomplete_multipart_upload_days = 7 to an enabled rule'),
 ]
 
 

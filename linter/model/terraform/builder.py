@@ -227,6 +227,7 @@ class Input:
     value: Any
     from_default: bool      # the value comes (transitively) from a variable default
     ref: Any = None         # reference shadow (refs.py): the caller's resources it comes from
+    location: Location | None = None   # the caller's argument that passes it
 
 
 class Build:
@@ -482,8 +483,9 @@ class ModuleInstance:
             if n is UNKNOWN or not isinstance(n, int) or n < 0:
                 return "unknown", [(UNKNOWN_KEY, {"count": {"index": UNKNOWN}})], None
             if n == 0:
-                if self.var_deps(count_attr.expr) & self.defaulted:
-                    return "count", [(0, {"count": {"index": 0}})], None
+                flags = self.var_deps(count_attr.expr) & self.defaulted
+                if flags:
+                    return "count", [(0, {"count": {"index": 0}, **self._flags_unknown(flags)})], None
                 return "count", [], None
             n = min(n, MAX_INSTANCES)
             return "count", [(i, {"count": {"index": i}}) for i in range(n)], None
@@ -497,11 +499,48 @@ class ModuleInstance:
             if pairs is None:
                 return "unknown", [(UNKNOWN_KEY, {"each": {"key": UNKNOWN, "value": UNKNOWN}})], R.any_key(each_ref)
             if not pairs:
-                if self.var_deps(each_attr.expr) & self.defaulted:
-                    return "for_each", [(UNKNOWN_KEY, {"each": {"key": UNKNOWN, "value": UNKNOWN}})], None
+                flags = self.var_deps(each_attr.expr) & self.defaulted
+                if flags:
+                    return "for_each", [(UNKNOWN_KEY, {"each": {"key": UNKNOWN, "value": UNKNOWN},
+                                                       **self._flags_unknown(flags)})], None
                 return "for_each", [], None
             return "for_each", [(k, {"each": {"key": k, "value": v}}) for k, v in pairs[:MAX_INSTANCES]], each_ref
         return "single", [(None, {})], None
+
+    def _input_locations(self, blk: H.Block) -> dict[str, Location]:
+        """In a child module: argument path -> where its caller can change it.
+        An argument that reads a module variable is set by the call: the
+        caller's argument for that variable, or the module block when the
+        caller does not pass it (rules.md, "Where a finding about a child
+        module's resource lands"). Top-level arguments and those of directly
+        nested blocks."""
+        if not self.prefix or not self.calls:
+            return {}
+        out: dict[str, Location] = {}
+        for path, attr in _argument_paths(blk):
+            names = sorted(n for n in self.var_deps(attr.expr) if n in self.source.variables)
+            if not names:
+                continue
+            passed = [self.inputs[n].location for n in names
+                      if n in self.inputs and self.inputs[n].location is not None]
+            out[path] = passed[0] if passed else self.calls[-1]
+        return out
+
+    def _flags_unknown(self, flags: set[str]) -> dict[str, Any]:
+        """The ``var`` binding of an instance linted as if its feature flag were
+        on: the variables that switched it off are unknown inside it. Their
+        defaults are what made it absent, so reading them there would invent
+        values (``try(var.versioning["enabled"] ...)`` over the default ``{}``
+        falls through to "Enabled")."""
+        return {"var": {**self.vars, **{name: UNKNOWN for name in flags}}}
+
+    def _instance_scope(self, names: dict, each_ref: Any, key: Any) -> Scope:
+        if not names:
+            return self.scope
+        refs = _each_refs(each_ref, key) if each_ref is not None else None
+        if "var" in names:   # keep what variables refer to (see _flags_unknown)
+            refs = {**(refs or {}), "var": self.var_refs}
+        return self.scope.child(names, refs)
 
     # -- blocks -------------------------------------------------------------
     def body(self, blk: H.Block, scope: Scope, path: str, prefix: str,
@@ -596,8 +635,7 @@ class ModuleInstance:
         values: dict[Any, Any] = {}
         made: list[CloudResource] = []
         for key, names in insts:
-            scope = self.scope.child(names, _each_refs(each_ref, key) if each_ref is not None else None) \
-                if names else self.scope
+            scope = self._instance_scope(names, each_ref, key)
             refs: dict[str, tuple[str, ...]] = {}
             attrs, locs = self.body(d.block, scope, d.path, "", refs=refs)
             address = self.prefix + f"{d.type}.{d.name}" + instance_suffix(key)
@@ -607,6 +645,7 @@ class ModuleInstance:
                 references=refs,
             )
             res.provider_key = provider_ref
+            res.input_locations = self._input_locations(d.block)
             apply_region(res, config)
             made.append(res)
             values[key] = ResourceValue(attrs)
@@ -651,15 +690,15 @@ class ModuleInstance:
         if isinstance(source, str) and (source.startswith("./") or source.startswith("../")):
             child_dir = posixpath.normpath(posixpath.join(self.source.dir, source))
         for key, names in insts:
-            scope = self.scope.child(names, _each_refs(each_ref, key) if each_ref is not None else None) \
-                if names else self.scope
+            scope = self._instance_scope(names, each_ref, key)
             inputs: dict[str, Input] = {}
             arg_exprs: dict[str, H.Attribute] = {}
             for name, attr in blk.attributes.items():
                 if name in MODULE_META:
                     continue
                 value, ref = self.value_and_ref(attr.expr, scope, Location(d.path, attr.line, attr.column))
-                inputs[name] = Input(value, bool(self.var_deps(attr.expr) & self.defaulted), ref)
+                inputs[name] = Input(value, bool(self.var_deps(attr.expr) & self.defaulted), ref,
+                                     Location(d.path, attr.line, attr.column, attr.end_line))
                 arg_exprs[name] = attr
             prefix = self.prefix + f"module.{d.name}" + instance_suffix(key)
             calls = self.calls + (loc,)
@@ -743,6 +782,15 @@ class ModuleInstance:
     def cluster_tags(self, expr: Any, value: Any = None) -> Any:
         cluster = self.cluster_resource(expr, value)
         return cluster.tags if cluster is not None else UNKNOWN
+
+
+def _argument_paths(blk: H.Block) -> list[tuple[str, H.Attribute]]:
+    paths = [(name, attr) for name, attr in blk.attributes.items() if name not in META_ARGUMENTS]
+    for inner in blk.blocks:
+        if inner.type in ("dynamic", "lifecycle", "provisioner", "connection"):
+            continue
+        paths.extend((f"{inner.type}.{name}", attr) for name, attr in inner.attributes.items())
+    return paths
 
 
 def _each_refs(each_ref: Any, key: Any) -> dict | None:

@@ -7,6 +7,7 @@ terraform-google-modules/kubernetes-engine/google (and its submodules):
 ``node_pools`` -> google_container_node_pool, the cluster ->
 google_container_cluster. Azure/aks/azurerm: the default pool
 (``agents_*``) and ``node_pools`` -> azurerm_kubernetes_cluster(_node_pool).
+terraform-aws-modules/s3-bucket/aws: the bucket (registry_s3.py).
 
 Synthetic resources carry the real resource's plan shape (``scaling_config``,
 ``node_config``, ``autoscaling`` blocks) and, for convenience, the module's
@@ -24,6 +25,7 @@ from typing import Any
 
 from mlcost_lint.model.cloud import CloudResource, ProviderConfig
 from mlcost_lint.model.core import UNKNOWN, Location
+from mlcost_lint.model.terraform.registry_s3 import s3_bucket
 from mlcost_lint.parse import hcl as H
 
 # The registry modules modelled from their inputs, by exact source and
@@ -39,12 +41,14 @@ REGISTRY_MODULES: dict[tuple[str, str], str] = {
     ("terraform-aws-modules/eks/aws", "modules/self-managed-node-group"): "self-managed-node-group",
     **{("terraform-google-modules/kubernetes-engine/google", sub): "gke" for sub in _GKE_CLUSTER_VARIANTS},
     ("azure/aks/azurerm", ""): "aks",
+    ("terraform-aws-modules/s3-bucket/aws", ""): "s3-bucket",
 }
 # GitHub repositories of those modules (git:: / github.com sources).
 _REPOSITORIES = {
     "terraform-aws-modules/terraform-aws-eks": "terraform-aws-modules/eks/aws",
     "terraform-google-modules/terraform-google-kubernetes-engine": "terraform-google-modules/kubernetes-engine/google",
     "azure/terraform-azurerm-aks": "azure/aks/azurerm",
+    "terraform-aws-modules/terraform-aws-s3-bucket": "terraform-aws-modules/s3-bucket/aws",
 }
 _HOST_PREFIX = re.compile(r"^(git::)?(https?://|ssh://git@|git@)?(registry\.terraform\.io/|github\.com[/:])?", re.I)
 
@@ -81,6 +85,8 @@ def synthesize(source: Any, inputs: dict, arg_exprs: dict, instance: Any, decl: 
     ctx = _Ctx(values, arg_exprs, instance, decl, prefix, calls, providers)
     if which in ("eks-managed-node-group", "self-managed-node-group"):
         return ctx.eks_single(which)
+    if which == "s3-bucket":
+        return s3_bucket(ctx)
     return {"eks": ctx.eks, "gke": ctx.gke, "aks": ctx.aks}[which]()
 
 
