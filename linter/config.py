@@ -84,7 +84,12 @@ def _load_toml(path: Path) -> dict[str, Any]:
 
 def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
     """The nearest `.mlcost-lint.toml`, or pyproject.toml with
-    `[tool.mlcost-lint]`, searched upward from ``start``."""
+    `[tool.mlcost-lint]`, searched upward from ``start`` up to the
+    repository root (the first folder holding ``.git``), never above it: a
+    config in a parent folder of a checkout is not the project's and must
+    not widen the lint root or move the cache (issue 16, item 6)."""
+    import os
+
     start = start.resolve()
     folder = start if start.is_dir() else start.parent
     for candidate in (folder, *folder.parents):
@@ -96,6 +101,8 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
             section = _tool_section(_load_toml(pyproject))
             if section is not None:
                 return pyproject, section
+        if os.path.lexists(candidate / ".git"):
+            break
     return None
 
 

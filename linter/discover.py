@@ -41,6 +41,10 @@ class SourceFile:
     path: Path          # where to read it (STDIN for standard input)
     display: str        # relative to the working directory, "/"-separated
     kind: FileKind
+    # False for files found by walking a folder: a final link that appears
+    # after discovery is not followed (os.O_NOFOLLOW). Files named on the
+    # command line are read through a link, as the user asked.
+    follow: bool = True
 
 
 @dataclass(slots=True)
@@ -126,7 +130,7 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
     out = Discovery()
     seen: set[str] = set()
 
-    def add(path: Path, kind: FileKind) -> None:
+    def add(path: Path, kind: FileKind, follow: bool = True) -> None:
         display = display_path(path, cwd)
         if display in seen or is_excluded(display, exclude, root, cwd):
             return
@@ -140,7 +144,7 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
             out.errors.append(ParseError(escape_controls(display), 1, 1, f"file name {why}; not read"))
             return
         seen.add(display)
-        out.files.append(SourceFile(path, display, kind))
+        out.files.append(SourceFile(path, display, kind, follow))
 
     for raw in paths:
         if raw == STDIN:
@@ -182,6 +186,6 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
                     continue  # links may point outside the tree; not followed by default
                 if not _is_regular(full):
                     continue  # FIFOs, sockets, devices: reading them blocks or never ends
-                add(full, kind)
+                add(full, kind, follow=False)
     out.files.sort(key=lambda f: f.display)
     return out

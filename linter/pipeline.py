@@ -88,12 +88,18 @@ def _read(sf: SourceFile, max_bytes: int, options: LintOptions) -> tuple[bytes |
         if size > max_bytes:
             return None, kind, _too_large(sf.display, kind, size, max_bytes)
         return data, kind, None
+    from mlcost_lint.safe_io import NotRegularFile, TooLarge, read_regular
+
     try:
-        size = sf.path.stat().st_size
-        if size > max_bytes:
-            return None, sf.kind, _too_large(sf.display, sf.kind, size, max_bytes)
-        with sf.path.open("rb") as fh:
-            return fh.read(max_bytes + 1), sf.kind, None
+        # Non-blocking and fstat-checked: a file swapped for a FIFO or device
+        # after discovery must not hang the run (issue 16, item 7).
+        return read_regular(sf.path, max_bytes, follow_links=sf.follow), sf.kind, None
+    except TooLarge as exc:
+        return None, sf.kind, _too_large(sf.display, sf.kind, exc.size, max_bytes)
+    except NotRegularFile:
+        pf = ParsedFile(path=sf.display, kind=sf.kind)
+        pf.errors.append(ParseError(sf.display, 1, 1, "not a regular file (FIFO, device or socket); not read"))
+        return None, sf.kind, pf
     except FileNotFoundError:
         return None, sf.kind, ParsedFile(path=sf.display, kind=sf.kind, skipped_reason="file vanished during the scan")
     except OSError as exc:
