@@ -21,6 +21,8 @@ from mlcost_lint import __version__
 from mlcost_lint.report import FORMATS
 
 FAIL_ON = ("error", "warning", "note", "never")
+# More parse processes than this only costs memory (each is a copy of the parser).
+MAX_JOBS = 256
 _LEVEL_RANK = {"error": 3, "warning": 2, "note": 1}
 
 
@@ -77,7 +79,8 @@ def cli() -> None:
               help="When FILES are given, read only those files (no cross-file context).")
 @click.option("--var-file", multiple=True, type=click.Path(dir_okay=False), help="Terraform variables file (repeatable).")
 @click.option("--var", "tf_vars", multiple=True, help="Terraform variable NAME=VALUE (repeatable).")
-@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parse processes (default: CPU count).")
+@click.option("--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=None,
+              help=f"Parse processes (default: CPU count, at most {MAX_JOBS}).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the parse cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None, help="Cache folder (default .mlcost_lint_cache).")
 @click.option("--debug", is_flag=True, help="Print the traceback of an internal error.")
