@@ -162,6 +162,7 @@ def validate(raw: Any, source: str) -> None:
         "exclusiveMinimum": f"expected a number > {err.validator_value}",
         "maximum": f"expected a number <= {err.validator_value}",
         "minLength": "expected a non-empty string",
+        "maxItems": f"expected at most {err.validator_value} items",
     }.get(str(err.validator), err.message)
     raise ConfigError(f"{source}: invalid value for '{where or '<root>'}': {expected}, got {_brief(err.instance)}")
 

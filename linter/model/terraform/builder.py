@@ -19,7 +19,7 @@ from mlcost_lint.model.core import UNKNOWN, Location, contains_unknown
 from mlcost_lint.model.terraform import refs as R
 from mlcost_lint.model.terraform import tags as T
 from mlcost_lint.model.terraform.evaluator import (
-    Budget, BudgetExceeded, Evaluator, Scope, block_references, bounded, references,
+    Budget, BudgetExceeded, Evaluator, ValueTooLarge, Scope, block_references, bounded, references,
 )
 from mlcost_lint.model.terraform.types import ANY, convert, is_complex, parse_type
 from mlcost_lint.model.terraform.values import EvalError, ResourceValue, to_number, to_string
@@ -303,7 +303,9 @@ class ModuleInstance:
             result = self.ev.evaluate(expr, scope or self.scope)
         except BudgetExceeded as exc:
             where = loc or Location(self.source.dir)
-            if exc.whole:
+            if isinstance(exc, ValueTooLarge):
+                self.build.diagnostic(where, f"value is too large to model: {exc.what}; treated as unknown")
+            elif exc.whole:
                 self.build.budget_hit(where)
             else:
                 self.build.diagnostic(where, (
