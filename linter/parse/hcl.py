@@ -362,7 +362,10 @@ class _Converter:
         if data == "expr_term":
             return self._expr_term(node)
         if data == "int_lit":
-            return Literal(int(str(node.children[0])), line, col)
+            digits = str(node.children[0])
+            # Over Python's 4,300-digit int() limit: a float (inf), as 1e999 is;
+            # the model makes it unknown (issue 16, item 12).
+            return Literal(int(digits) if len(digits) <= 4000 else float(digits), line, col)
         if data == "float_lit":
             text = str(node.children[0])
             value = float(text)

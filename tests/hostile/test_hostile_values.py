@@ -139,3 +139,31 @@ def test_jobs_from_the_api_are_capped(tmp_path: Path, monkeypatch):
     (tmp_path / "job.yaml").write_bytes(SENTINEL)
     lint_tree(tmp_path, jobs=10 ** 9)
     assert seen == [256]
+
+
+# ------------------------------------- 12: one bad value, one object ---
+
+BIG = "9" * 5000
+
+
+def test_one_bad_value_is_unknown_for_its_object_only(tmp_path: Path):
+    (tmp_path / "main.tf").write_text(
+        f'resource "aws_cloudwatch_log_group" "big" {{\n  name = "x"\n  retention_in_days = {"9" * 400}\n}}\n'
+        'resource "aws_cloudwatch_log_group" "ok" {\n  name = "y"\n}\n'
+        'resource "aws_cloudwatch_log_group" "inf" {\n  name = "z"\n  retention_in_days = 1e999\n}\n'
+        f'resource "aws_instance" "d" {{\n  count = {BIG}\n  instance_type = "p4d.24xlarge"\n}}\n'
+        'resource "google_storage_bucket" "g" {\n  name = "g"\n  location = "US"\n'
+        '  lifecycle_rule {\n    action = "Delete"\n    condition { age = 3 }\n  }\n}\n')
+    (tmp_path / "job.json").write_text(
+        '{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j2"}, "spec": {"backoffLimit": %s, '
+        '"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "m", "image": "i", '
+        '"resources": {"limits": {"nvidia.com/gpu": %s}}}]}}}}' % (BIG, BIG))
+    r = run_cli(".", "--no-cache", "--select", "MLC0,MLC204,MLC401", cwd=tmp_path)
+    assert r.code == 1 and "internal error" not in r.err and "Traceback" not in r.err, r.err
+    assert r.out.splitlines()[:2] == [
+        "job.json:1:71: MLC204 [warning] Job j2 holds an unknown number of GPUs with no run-time bound; a hung run "
+        "keeps them until someone notices: set spec.activeDeadlineSeconds",
+        "main.tf:5:1: MLC401 [warning] aws_cloudwatch_log_group.ok has no retention_in_days: its logs never expire "
+        "and are billed forever; set retention_in_days (at most 365, max-log-retention-days)",
+    ]
+    assert r.out.splitlines()[2].startswith("Found 2 findings")
