@@ -102,20 +102,37 @@ def write(findings: list[Finding], baseline_file: Path, cwd: Path | None = None)
     return len(findings)
 
 
+# A committed baseline is read whole; real ones are a few hundred kB.
+MAX_BASELINE_BYTES = 64_000_000
+
+
 def load(baseline_file: Path) -> Baseline:
+    from mlcost_lint.safe_io import NotRegularFile, TooLarge, read_regular
+
     where = f"--baseline {baseline_file}"
     try:
-        raw = json.loads(baseline_file.read_text(encoding="utf-8"))
+        raw = json.loads(read_regular(baseline_file, MAX_BASELINE_BYTES).decode("utf-8"))
     except FileNotFoundError:
         raise BaselineError(f"{where}: file not found (create it with --write-baseline)") from None
+    except NotRegularFile:
+        raise BaselineError(f"{where}: not a regular file") from None
+    except TooLarge as exc:
+        raise BaselineError(f"{where}: file is {exc.size / 1e6:.1f} MB, over the "
+                            f"{MAX_BASELINE_BYTES // 1_000_000} MB limit for a baseline") from None
     except OSError as exc:
         raise BaselineError(f"{where}: cannot read: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BaselineError(f"{where}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise BaselineError(f"{where}: not valid JSON: nested too deeply") from None
+    except ValueError as exc:   # an integer over Python's 4,300-digit conversion limit
+        raise BaselineError(f"{where}: not valid JSON: {str(exc).split(';')[0]}") from None
     if not isinstance(raw, dict) or "version" not in raw:
         raise BaselineError(f"{where}: not an mlcost-lint baseline (no \"version\")")
     if raw["version"] != BASELINE_VERSION:
-        raise BaselineError(f"{where}: unsupported version {raw['version']!r} (this mlcost-lint reads "
+        shown = repr(raw["version"])
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise BaselineError(f"{where}: unsupported version {shown} (this mlcost-lint reads "
                             f"version {BASELINE_VERSION})")
     entries = raw.get("findings")
     if not isinstance(entries, list):

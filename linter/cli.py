@@ -21,6 +21,8 @@ from mlcost_lint import __version__
 from mlcost_lint.report import FORMATS
 
 FAIL_ON = ("error", "warning", "note", "never")
+# More parse processes than this only costs memory (each is a copy of the parser).
+MAX_JOBS = 256
 _LEVEL_RANK = {"error": 3, "warning": 2, "note": 1}
 
 
@@ -77,7 +79,8 @@ def cli() -> None:
               help="When FILES are given, read only those files (no cross-file context).")
 @click.option("--var-file", multiple=True, type=click.Path(dir_okay=False), help="Terraform variables file (repeatable).")
 @click.option("--var", "tf_vars", multiple=True, help="Terraform variable NAME=VALUE (repeatable).")
-@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parse processes (default: CPU count).")
+@click.option("--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=None,
+              help=f"Parse processes (default: CPU count, at most {MAX_JOBS}).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the parse cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None, help="Cache folder (default .mlcost_lint_cache).")
 @click.option("--debug", is_flag=True, help="Print the traceback of an internal error.")
@@ -168,7 +171,10 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
         from mlcost_lint.fix import fixes_for
 
         fixable = frozenset(id(f) for f, _ in fixes_for(run.findings, run.result.project))
-    _emit(run, rules, fmt, output, statistics, fixable, selection_notices(settings, rules), errors)
+    stdin_bytes = None
+    if stdin is not None and stdin.size <= len(stdin.head):
+        stdin_bytes = stdin.head   # over the size limit it was not parsed: no source lines
+    _emit(run, rules, fmt, output, statistics, fixable, selection_notices(settings, rules), errors, stdin_bytes)
     if errors:
         sys.exit(2)     # an internal error is never a pass, whatever --exit-zero/--fail-on say
     if run.files_reported == 0 and not run.findings:
@@ -322,13 +328,15 @@ def _report_stale(stale: list[Any], baseline_file: str) -> None:
 
 
 def _emit(run: _Run, rules: list[Any], fmt: str, output: str | None, statistics: bool,
-          fixable: frozenset[int], notices: list[str], errors: list[Any]) -> None:
-    from mlcost_lint.report import ReportInput, renderer
+          fixable: frozenset[int], notices: list[str], errors: list[Any], stdin: bytes | None = None) -> None:
+    from mlcost_lint.discover import STDIN_DISPLAY
+    from mlcost_lint.report import ReportInput, renderer, source_reader
 
     no_color = bool(os.environ.get("NO_COLOR"))
     color = fmt in ("text", "full") and output is None and sys.stdout.isatty() and not no_color
     data = ReportInput(findings=run.findings, rules=rules, files_scanned=run.files_reported, color=color,
-                       fixable=fixable, secrets=run.result.secrets, notices=notices, errors=errors)
+                       fixable=fixable, secrets=run.result.secrets, notices=notices, errors=errors,
+                       read_source=source_reader(stdin, STDIN_DISPLAY))
     if statistics:
         from mlcost_lint.report.statistics import render_json, render_text
 

@@ -80,11 +80,18 @@ def _load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: not valid UTF-8 at byte {exc.start}") from None
     except RecursionError:
         raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
+    except ValueError as exc:   # an integer over Python's 4,300-digit conversion limit
+        raise ConfigError(f"{path}: invalid TOML: {str(exc).split(';')[0]}") from None
 
 
 def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
     """The nearest `.mlcost-lint.toml`, or pyproject.toml with
-    `[tool.mlcost-lint]`, searched upward from ``start``."""
+    `[tool.mlcost-lint]`, searched upward from ``start`` up to the
+    repository root (the first folder holding ``.git``), never above it: a
+    config in a parent folder of a checkout is not the project's and must
+    not widen the lint root or move the cache (issue 16, item 6)."""
+    import os
+
     start = start.resolve()
     folder = start if start.is_dir() else start.parent
     for candidate in (folder, *folder.parents):
@@ -96,6 +103,8 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
             section = _tool_section(_load_toml(pyproject))
             if section is not None:
                 return pyproject, section
+        if os.path.lexists(candidate / ".git"):
+            break
     return None
 
 
@@ -106,8 +115,31 @@ def _tool_section(data: dict[str, Any]) -> Any:
     return tool.get("mlcost-lint") if isinstance(tool, dict) else None
 
 
+def _non_finite(raw: Any, where: tuple[str, ...] = ()) -> tuple[tuple[str, ...], float] | None:
+    """The first ``inf``/``nan`` in the config (TOML has both; JSON Schema's
+    range checks let NaN through, and ``inf`` into an int() crashes)."""
+    import math
+
+    if isinstance(raw, float) and not math.isfinite(raw):
+        return where, raw
+    items = raw.items() if isinstance(raw, dict) else enumerate(raw) if isinstance(raw, list) else ()
+    for key, value in items:
+        found = _non_finite(value, (*where, str(key)))
+        if found is not None:
+            return found
+    return None
+
+
 def validate(raw: Any, source: str) -> None:
     import jsonschema
+
+    try:
+        bad = _non_finite(raw)
+    except RecursionError:
+        raise ConfigError(f"{source}: invalid config: nested too deeply") from None
+    if bad is not None:
+        raise ConfigError(f"{source}: invalid value for '{'.'.join(bad[0]) or '<root>'}': "
+                          f"expected a finite number, got {bad[1]}")
 
     schema = json.loads((Path(__file__).parent / "config_schema.json").read_text())
     validator = jsonschema.Draft7Validator(schema)
@@ -130,6 +162,7 @@ def validate(raw: Any, source: str) -> None:
         "exclusiveMinimum": f"expected a number > {err.validator_value}",
         "maximum": f"expected a number <= {err.validator_value}",
         "minLength": "expected a non-empty string",
+        "maxItems": f"expected at most {err.validator_value} items",
     }.get(str(err.validator), err.message)
     raise ConfigError(f"{source}: invalid value for '{where or '<root>'}': {expected}, got {_brief(err.instance)}")
 

@@ -41,6 +41,10 @@ class SourceFile:
     path: Path          # where to read it (STDIN for standard input)
     display: str        # relative to the working directory, "/"-separated
     kind: FileKind
+    # False for files found by walking a folder: a final link that appears
+    # after discovery is not followed (os.O_NOFOLLOW). Files named on the
+    # command line are read through a link, as the user asked.
+    follow: bool = True
 
 
 @dataclass(slots=True)
@@ -68,21 +72,60 @@ def display_path(path: Path, cwd: Path) -> str:
 def is_excluded(display: str, patterns: list[str], root: Path, cwd: Path) -> bool:
     if not patterns:
         return False
+    matcher = _matcher(tuple(patterns))
     candidates = {display, display.rsplit("/", 1)[-1]}
     try:
         candidates.add((cwd / display).resolve().relative_to(root.resolve()).as_posix())
     except (ValueError, OSError):
         pass
-    for pattern in patterns:
-        pat = pattern.rstrip("/")
-        for cand in candidates:
-            if fnmatch.fnmatchcase(cand, pat) or fnmatch.fnmatchcase(cand, pat + "/*") \
-                    or cand.startswith(pat + "/"):
+    return any(matcher.matches(cand) for cand in candidates)
+
+
+class _Excludes:
+    """Exclude patterns compiled once into one regex (fnmatch's own cache
+    holds 32,768 patterns: 40,000 patterns were compiled again for every
+    file, 414 s on 100 files). A pattern matches a path, anything under it
+    (``pat/*``, ``pat/...``), and a bare folder name matches that folder
+    anywhere (like ruff's exclude)."""
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        import re
+
+        parts = []
+        self.names: set[str] = set()
+        self.literals: set[str] = set()     # no wildcard: the path or a folder above it
+        for pattern in patterns:
+            pat = pattern.rstrip("/")
+            if "/" not in pat:
+                self.names.add(pat)
+            if not any(c in pat for c in "*?["):
+                self.literals.add(pat)
+                continue
+            parts.append(fnmatch.translate(pat))
+            parts.append(fnmatch.translate(pat + "/*"))
+            parts.append(re.escape(pat + "/") + ".*")
+        self.regex = re.compile("|".join(f"(?:{p})" for p in parts), re.S) if parts else None
+
+    def matches(self, cand: str) -> bool:
+        if self.literals:
+            pieces = cand.split("/")
+            if any("/".join(pieces[:i]) in self.literals for i in range(1, len(pieces) + 1)):
                 return True
-            # A bare folder name excludes it anywhere (like ruff's exclude).
-            if "/" not in pat and pat in cand.split("/")[:-1]:
-                return True
-    return False
+        if self.regex is not None and self.regex.match(cand):
+            return True
+        return bool(self.names) and any(part in self.names for part in cand.split("/")[:-1])
+
+
+_COMPILED: dict[tuple[str, ...], _Excludes] = {}
+
+
+def _matcher(patterns: tuple[str, ...]) -> _Excludes:
+    found = _COMPILED.get(patterns)
+    if found is None:
+        if len(_COMPILED) > 16:
+            _COMPILED.clear()
+        found = _COMPILED[patterns] = _Excludes(patterns)
+    return found
 
 
 def _exists(path: Path) -> bool:
@@ -126,7 +169,7 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
     out = Discovery()
     seen: set[str] = set()
 
-    def add(path: Path, kind: FileKind) -> None:
+    def add(path: Path, kind: FileKind, follow: bool = True) -> None:
         display = display_path(path, cwd)
         if display in seen or is_excluded(display, exclude, root, cwd):
             return
@@ -140,7 +183,7 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
             out.errors.append(ParseError(escape_controls(display), 1, 1, f"file name {why}; not read"))
             return
         seen.add(display)
-        out.files.append(SourceFile(path, display, kind))
+        out.files.append(SourceFile(path, display, kind, follow))
 
     for raw in paths:
         if raw == STDIN:
@@ -182,6 +225,6 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
                     continue  # links may point outside the tree; not followed by default
                 if not _is_regular(full):
                     continue  # FIFOs, sockets, devices: reading them blocks or never ends
-                add(full, kind)
+                add(full, kind, follow=False)
     out.files.sort(key=lambda f: f.display)
     return out

@@ -60,6 +60,8 @@ _PARALLEL_MIN_BYTES = 256 * 1024
 # Chunks per worker: enough that one slow chunk does not leave the other
 # workers idle at the end, few enough that per-chunk overhead stays small.
 _CHUNKS_PER_JOB = 4
+# Processes at most, whatever LintOptions.jobs says (the CLI refuses more).
+_MAX_JOBS = 256
 
 
 @dataclass(slots=True)
@@ -88,12 +90,18 @@ def _read(sf: SourceFile, max_bytes: int, options: LintOptions) -> tuple[bytes |
         if size > max_bytes:
             return None, kind, _too_large(sf.display, kind, size, max_bytes)
         return data, kind, None
+    from mlcost_lint.safe_io import NotRegularFile, TooLarge, read_regular
+
     try:
-        size = sf.path.stat().st_size
-        if size > max_bytes:
-            return None, sf.kind, _too_large(sf.display, sf.kind, size, max_bytes)
-        with sf.path.open("rb") as fh:
-            return fh.read(max_bytes + 1), sf.kind, None
+        # Non-blocking and fstat-checked: a file swapped for a FIFO or device
+        # after discovery must not hang the run (issue 16, item 7).
+        return read_regular(sf.path, max_bytes, follow_links=sf.follow), sf.kind, None
+    except TooLarge as exc:
+        return None, sf.kind, _too_large(sf.display, sf.kind, exc.size, max_bytes)
+    except NotRegularFile:
+        pf = ParsedFile(path=sf.display, kind=sf.kind)
+        pf.errors.append(ParseError(sf.display, 1, 1, "not a regular file (FIFO, device or socket); not read"))
+        return None, sf.kind, pf
     except FileNotFoundError:
         return None, sf.kind, ParsedFile(path=sf.display, kind=sf.kind, skipped_reason="file vanished during the scan")
     except OSError as exc:
@@ -103,15 +111,22 @@ def _read(sf: SourceFile, max_bytes: int, options: LintOptions) -> tuple[bytes |
 
 
 def _parse_chunk(tasks: list[tuple[bytes, str, FileKind, str | None]], max_depth: int,
-                 writer: CacheWriter | None) -> list[bytes]:
+                 writer: CacheWriter | None) -> list[bytes | None]:
     """Worker side: parse, pickle once, write the cache entry here (so the
-    parent neither pickles nor writes), return the pickles."""
+    parent neither pickles nor writes), return the pickles. A result too
+    deep to pickle (``1 + 1 + ...`` with hundreds of terms is a deep
+    expression tree) is None: the parent parses that file itself, so the
+    output is the same whatever ``--jobs`` is (issue 16, item 10)."""
     import pickle
 
-    out = []
+    out: list[bytes | None] = []
     for data, display, kind, key in tasks:
-        payload = pickle.dumps(parse_bytes(data, display, kind, max_depth=max_depth),
-                               protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            payload = pickle.dumps(parse_bytes(data, display, kind, max_depth=max_depth),
+                                   protocol=pickle.HIGHEST_PROTOCOL)
+        except RecursionError:
+            out.append(None)
+            continue
         if writer is not None and key is not None:
             writer.put_payload(key, payload)
         out.append(payload)
@@ -160,6 +175,12 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
                    for chunk in chunks]
         for chunk, future in futures:
             for task, payload in zip(chunk, future.result()):
+                if payload is None:     # too deep to send: parsed here, as with --jobs 1
+                    out[task.index] = parsed = parse_bytes(task.data or b"", task.display, task.kind,
+                                                           max_depth=max_depth)
+                    if cache is not None and task.cache_key is not None:
+                        cache.put(task.cache_key, parsed)
+                    continue
                 out[task.index] = pickle.loads(payload)
                 if writer is not None and task.cache_key is not None:
                     cache.writes += 1
@@ -241,7 +262,7 @@ def parse_all(files: list[SourceFile], settings: Settings, options: LintOptions,
                     results[i] = hit
                     continue
             todo.append(_ParseTask(i, data, sf.display, kind, key))
-        jobs = options.jobs or os.cpu_count() or 1
+        jobs = min(options.jobs or os.cpu_count() or 1, _MAX_JOBS)
         results.update(_parse_many(todo, jobs, settings.max_nesting_depth, cache))
     if cache is not None:
         cache.prune()

@@ -147,8 +147,16 @@ def test_unreadable_folder_and_file_are_mlc001_and_the_rest_is_linted(tmp_path: 
             raise PermissionError(13, "Permission denied", str(self))
         return real_open(self, *args, **kwargs)
 
+    real_os_open = os_module.open
+
+    def os_open(path, flags, *args, **kwargs):     # files are read through os.open (mlcost_lint.safe_io)
+        if os_module.path.basename(path) == "secret.yaml":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_os_open(path, flags, *args, **kwargs)
+
     monkeypatch.setattr(os_module, "scandir", scandir)
     monkeypatch.setattr(Path, "open", open_)
+    monkeypatch.setattr(os_module, "open", os_open)
     monkeypatch.chdir(tmp_path)
     result = lint(["."], Settings(root=tmp_path, required_tags=["team"]), LintOptions(use_cache=False, jobs=1))
     got = sorted((f.code, f.location.path, f.message) for f in result.findings)

@@ -363,7 +363,10 @@ class _Converter:
         if data == "expr_term":
             return self._expr_term(node)
         if data == "int_lit":
-            return Literal(int(str(node.children[0])), line, col)
+            digits = str(node.children[0])
+            # Over Python's 4,300-digit int() limit: a float (inf), as 1e999 is;
+            # the model makes it unknown (issue 16, item 12).
+            return Literal(int(digits) if len(digits) <= 4000 else float(digits), line, col)
         if data == "float_lit":
             text = str(node.children[0])
             value = float(text)
@@ -797,8 +800,57 @@ def _parse_tree(text: str) -> Any:
         raise HclSyntaxError(f"invalid HCL syntax ({type(exc).__name__})", 1, 1) from None
 
 
+# A heredoc opener where an expression starts: "= <<EOT", "(<<-EOT", ", <<EOT".
+_HEREDOC_OPEN = re.compile(r"[=(,\[:?]\s*<<-?([A-Za-z][A-Za-z0-9._-]*)[ \t]*\r?\n")
+
+
+def check_heredocs_closed(text: str) -> None:
+    """Refuse a heredoc that is never closed before the grammar sees it:
+    the grammar's heredoc pattern backtracks quadratically over the rest of
+    the file when the closing line is missing (200 kB of whitespace: 141 s;
+    issue 16, item 15). Linear: one search per opener from where it opens.
+    Openers on comment lines are not heredocs."""
+    pos = 0
+    while True:
+        m = _HEREDOC_OPEN.search(text, pos)
+        if m is None:
+            return
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        head = text[line_start:m.start()].lstrip()
+        if head.startswith(("#", "//")):
+            pos = m.end()
+            continue
+        close = re.compile(r"\n[^\S\n]*" + re.escape(m.group(1)) + r"(?![A-Za-z0-9._-])")
+        found = close.search(text, m.end() - 1)
+        if found is None:
+            at = text.index("<<", m.start())
+            line = text.count("\n", 0, at) + 1
+            raise HclSyntaxError(f"heredoc <<{m.group(1)} is never closed (no line '{m.group(1)}' after it)",
+                                 line, at - line_start + 1)
+        _check_heredoc_blank_runs(text, m.end(), found.start(), m.group(1), line_start)
+        pos = found.end()
+
+
+# The grammar tries its closing pattern ("\n\s*MARK") at every line break of
+# a heredoc body, and "\s*" runs over all the whitespace that follows: a run
+# of k line breaks and n characters costs about k x n steps.
+_BLANK_RUN = re.compile(r"[^\S\n]*\n\s*")
+_MAX_BLANK_COST = 20_000_000
+
+
+def _check_heredoc_blank_runs(text: str, start: int, end: int, mark: str, line_start: int) -> None:
+    cost = 0
+    for run in _BLANK_RUN.finditer(text, start, end):
+        cost += run.group(0).count("\n") * (run.end() - run.start())
+        if cost > _MAX_BLANK_COST:
+            line = text.count("\n", 0, run.start()) + 1
+            raise HclSyntaxError(f"heredoc <<{mark} holds {run.group(0).count(chr(10))} blank lines in a row "
+                                 "(too slow to parse); not read", line, 1)
+
+
 def parse_hcl(text: str, path: str) -> HclBody:
     """Parse a whole .tf / .tfvars file. Raises only HclSyntaxError."""
+    check_heredocs_closed(text)
     try:
         tree = _parse_tree(text)
         body_tree = tree.children[0]

@@ -217,6 +217,12 @@ def parse_yaml(text: str, path: str, *, max_depth: int = 500, max_nodes: int = 2
     return docs
 
 
+def _json_int(text: str) -> Any:
+    """An integer over Python's 4,300-digit int() limit stays the text as
+    written, as in YAML: unknown for that object, not a failed file."""
+    return int(text) if len(text) <= 4000 else text
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -227,7 +233,7 @@ def parse_json(text: str, path: str, *, max_depth: int = 500, max_nodes: int = 2
     if depth > max_depth:
         raise DocumentError(f"nesting deeper than {max_depth} levels (max-nesting-depth)")
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(text, parse_constant=_reject_constant, parse_int=_json_int)
     except json.JSONDecodeError as exc:
         raise DocumentError(f"JSON syntax error: {exc.msg}", exc.lineno, exc.colno) from None
     except (ValueError, RecursionError) as exc:

@@ -17,17 +17,44 @@ from mlcost_lint.rule import Finding, Rule
 FORMATS = ("text", "full", "json", "sarif", "github")
 
 
-def read_source_lines(path: str) -> list[str] | None:
-    """The lines of a reported file, read again from disk (only the full
-    format calls this, and only for files that have findings). None when the
-    file cannot be read (stdin, deleted since, not text)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        return None
+# A reported file is read again for its source lines; it was parsed under
+# max-file-size-mb, so a file larger than this has changed since.
+SOURCE_MAX_BYTES = 256 * 1024 * 1024
+
+
+def source_lines(data: bytes) -> list[str] | None:
+    """The lines of a file's bytes as the full format shows them; None for binary."""
     if b"\x00" in data[:8192]:
         return None
     return data.decode("utf-8", "replace").splitlines()
+
+
+def read_source_lines(path: str, max_bytes: int = SOURCE_MAX_BYTES) -> list[str] | None:
+    """The lines of a reported file, read again from disk (only the full
+    format calls this, and only for files that have findings). None when the
+    file cannot be read (deleted since, replaced by a FIFO or device, over
+    ``max_bytes``, not text). Standard input is never read from disk: the
+    caller passes a reader that knows it (:func:`source_reader`)."""
+    from mlcost_lint.safe_io import read_regular
+
+    try:
+        data = read_regular(path, max_bytes)
+    except OSError:
+        return None
+    return source_lines(data)
+
+
+def source_reader(stdin: bytes | None, stdin_display: str = "stdin",
+                  max_bytes: int = SOURCE_MAX_BYTES) -> Callable[[str], list[str] | None]:
+    """``read_source`` for a run: the path of standard input gives the bytes
+    read from it (kept in memory; a file of that name in the working folder
+    is never opened), every other path is read again from disk."""
+    def read(path: str) -> list[str] | None:
+        if path == stdin_display:
+            return source_lines(stdin) if stdin is not None else None
+        return read_source_lines(path, max_bytes)
+
+    return read
 
 
 @dataclass(frozen=True, slots=True)

@@ -347,7 +347,16 @@ def _deny(monkeypatch, denied: Path) -> None:
             raise PermissionError(13, "Permission denied", str(self))
         return real_open(self, *args, **kwargs)
 
+    real_os_open = os.open
+
+    def fake_os_open(path, flags, *args, **kwargs):
+        # Files are read through os.open (non-blocking, fstat-checked: mlcost_lint.safe_io).
+        if Path(os.path.abspath(path)) == denied:
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_os_open(path, flags, *args, **kwargs)
+
     monkeypatch.setattr(Path, "open", fake_open)
+    monkeypatch.setattr(os, "open", fake_os_open)
 
 
 def test_unreadable_file_is_a_clear_finding(tmp_path: Path, monkeypatch):

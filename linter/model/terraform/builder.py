@@ -10,6 +10,8 @@ through the configuration.
 
 from __future__ import annotations
 
+import math
+
 import posixpath
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +21,7 @@ from mlcost_lint.model.core import UNKNOWN, Location, contains_unknown
 from mlcost_lint.model.terraform import refs as R
 from mlcost_lint.model.terraform import tags as T
 from mlcost_lint.model.terraform.evaluator import (
-    Budget, BudgetExceeded, Evaluator, Scope, block_references, bounded, references,
+    Budget, BudgetExceeded, Evaluator, ValueTooLarge, Scope, block_references, bounded, references,
 )
 from mlcost_lint.model.terraform.types import ANY, convert, is_complex, parse_type
 from mlcost_lint.model.terraform.values import EvalError, ResourceValue, to_number, to_string
@@ -256,6 +258,48 @@ class Build:
                 "(max-evaluation-steps); remaining values are unknown")))
 
 
+# Numbers past this are no real setting; rules convert numbers to float.
+_MAX_MODEL_INT = 2 ** 63
+
+
+def _wild(v: Any) -> bool:
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return abs(v) >= _MAX_MODEL_INT
+    return isinstance(v, float) and not math.isfinite(v)
+
+
+def _has_wild_number(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif _wild(v):
+            return True
+    return False
+
+
+def _tame_numbers(value: Any) -> Any:
+    """``value`` with every infinite, NaN or over-2^63 number UNKNOWN."""
+    if isinstance(value, dict):
+        return type(value)({k: _tame_numbers(v) for k, v in value.items()}) if type(value) is dict \
+            else _tame_map(value)
+    if isinstance(value, list):
+        return [_tame_numbers(v) for v in value]
+    return UNKNOWN if _wild(value) else value
+
+
+def _tame_map(value: dict) -> dict:
+    out = type(value)()
+    for k, v in value.items():
+        out[k] = _tame_numbers(v)
+    return out
+
+
 class ModuleInstance:
     def __init__(self, build: Build, source: ModuleSource, inputs: dict[str, Input],
                  providers: dict[str, ProviderConfig], prefix: str, calls: tuple,
@@ -304,7 +348,9 @@ class ModuleInstance:
             result = self.ev.evaluate(expr, scope or self.scope)
         except BudgetExceeded as exc:
             where = loc or Location(self.source.dir)
-            if exc.whole:
+            if isinstance(exc, ValueTooLarge):
+                self.build.diagnostic(where, f"value is too large to model: {exc.what}; treated as unknown")
+            elif exc.whole:
                 self.build.budget_hit(where)
             else:
                 self.build.diagnostic(where, (
@@ -315,6 +361,10 @@ class ModuleInstance:
             self.build.diagnostic(loc or Location(self.source.dir),
                                   "value is too large to model (over 200000 elements): treated as unknown")
             return UNKNOWN, None
+        if _has_wild_number(result):
+            # count = 1e999, a 400-digit retention: unknown for this value only,
+            # never an overflow inside a rule (issue 16, item 12).
+            result = _tame_numbers(result)
         return result, self.ev.ref
 
     def var_deps(self, expr: Any) -> set[str]:

@@ -20,16 +20,11 @@ from mlcost_lint.model.terraform.values import (
     EvalError, ResourceValue, normalize_number, set_of, tf_equal, to_bool, to_number, to_string,
     value_size,
 )
+from mlcost_lint.model.terraform.limits import METER, BudgetExceeded, ValueTooLarge, check_int, check_result
 from mlcost_lint.parse import hcl as H
 
-
-class BudgetExceeded(Exception):
-    """The evaluation step budget is spent: the value becomes UNKNOWN.
-    ``whole`` is False when only the current value's share was spent."""
-
-    def __init__(self, whole: bool) -> None:
-        super().__init__("evaluation budget exceeded")
-        self.whole = whole
+__all__ = ["Budget", "BudgetExceeded", "Evaluator", "Scope", "ValueTooLarge", "block_references", "bounded",
+           "references"]
 
 
 class Budget:
@@ -228,6 +223,12 @@ class Evaluator:
         self.budget.charge(len(out) // 64)
         return out
 
+    def _join(self, chunks: list[str]) -> str:
+        """A template's pieces joined, refused before joining when too long."""
+        METER.use(self.budget)
+        METER.reserve("template", chars=sum(map(len, chunks)))
+        return "".join(chunks)
+
     def _template_parts(self, parts: list, scope: Scope) -> Any:
         chunks: list[str] = []
         unknown = False
@@ -249,7 +250,7 @@ class Evaluator:
                 unknown = True
             else:
                 chunks.append(sub)
-        return UNKNOWN if unknown else "".join(chunks)
+        return UNKNOWN if unknown else self._join(chunks)
 
     def _template_for(self, p: H.TemplateFor, scope: Scope) -> Any:
         coll = self.eval(p.collection, scope)
@@ -257,6 +258,7 @@ class Evaluator:
         if pairs is UNKNOWN:
             return UNKNOWN
         chunks = []
+        total = 0
         for k, v in pairs:
             self.budget.charge()
             names = {p.value_var: v}
@@ -265,6 +267,9 @@ class Evaluator:
             sub = self._template_parts(p.body, scope.child(names))
             if sub is UNKNOWN:
                 return UNKNOWN
+            total += len(sub)
+            METER.use(self.budget)
+            METER.reserve("template for", chars=total)   # growing pieces are bounded as they come
             chunks.append(sub)
         return "".join(chunks)
 
@@ -460,6 +465,10 @@ class Evaluator:
         a, b = to_number(left), to_number(right)
         if a is UNKNOWN or b is UNKNOWN:
             return UNKNOWN
+        if type(a) is int and type(b) is int and op in ("+", "-", "*"):
+            # Squaring in a loop of locals doubles the digits each time: bounded before computing.
+            check_int(f"'{op}'", a.bit_length() + b.bit_length() if op == "*" else
+                      max(a.bit_length(), b.bit_length()) + 1)
         if op == "+":
             return normalize_number(a + b)
         if op == "-":
@@ -584,7 +593,9 @@ class Evaluator:
             args.extend(last)
         if fn is None:
             return UNKNOWN   # a function we do not model (file, timestamp, cidrsubnet, ...)
+        METER.use(self.budget)   # functions charge their own work (limits.py)
         result = fn(*args)
+        check_result(f"{name}()", result)
         self.budget.charge(value_size(result))
         return result
 

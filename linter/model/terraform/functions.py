@@ -13,13 +13,16 @@ import re
 from typing import Any, Callable
 
 from mlcost_lint.model.core import UNKNOWN, contains_unknown
+from mlcost_lint.model.terraform.limits import (
+    MAX_ITEMS, MAX_REGEX_INPUT, MAX_STRING_CHARS, METER, ValueTooLarge, approx_chars,
+)
 from mlcost_lint.model.terraform.values import (
-    EvalError, normalize_number, set_of, tf_equal, to_bool, to_number, to_string,
+    EvalError, hashable, normalize_number, set_of, tf_equal, to_bool, to_number, to_string,
 )
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
 
-MAX_RANGE = 1_000_000
+MAX_RANGE = MAX_ITEMS
 
 
 def fn(name: str | None = None, *, known: bool = True) -> Callable:
@@ -184,9 +187,13 @@ def distinct(seq: Any) -> Any:
     items = _list(seq)
     if any(x is UNKNOWN for x in items):
         return UNKNOWN
+    # Hashed, not compared pairwise: distinct(range(20000)) was 2 x 10^8 comparisons.
     out: list = []
+    seen: set = set()
     for x in items:
-        if not any(tf_equal(x, y) is True for y in out):
+        key = hashable(x)
+        if key not in seen:
+            seen.add(key)
             out.append(x)
     return out
 
@@ -313,6 +320,7 @@ def range_(*args: Any) -> Any:
     count = math.ceil((stop - start) / step)
     if count > MAX_RANGE:
         raise EvalError("range: too many elements")
+    METER.reserve("range()", items=max(count, 0))
     return [normalize_number(start + i * step) for i in range(max(count, 0))]
 
 
@@ -395,7 +403,10 @@ def join(sep: Any, *lists: Any) -> Any:
         parts.extend(_list(seq))
     if any(p is UNKNOWN for p in parts):
         return UNKNOWN
-    return _str(sep).join(_str(p) for p in parts)
+    texts = [_str(p) for p in parts]
+    separator = _str(sep)
+    METER.reserve("join()", chars=sum(map(len, texts)) + len(separator) * max(len(texts) - 1, 0))
+    return separator.join(texts)
 
 
 @fn()
@@ -425,12 +436,41 @@ def title(v: Any) -> Any:
 def replace(text: Any, old: Any, new: Any) -> Any:
     t, o, n = _str(text), _str(old), _str(new)
     if len(o) >= 2 and o.startswith("/") and o.endswith("/"):
-        try:
-            pattern = re.compile(o[1:-1])
-        except re.error:
-            raise EvalError("replace: bad pattern") from None
-        return pattern.sub(re.sub(r"\$(\d+)", r"\\\1", n), t)
+        return _regex_replace(t, o[1:-1], n)
+    # The result's size is known before it is built.
+    count = t.count(o) if o else len(t) + 1
+    METER.reserve("replace()", chars=len(t) + count * (len(n) - len(o)))
     return t.replace(o, n)
+
+
+def _regex_replace(t: str, pattern: str, n: str) -> str:
+    """``replace`` with a regex: Python's ``re`` backtracks without bound
+    (``/(a|a)*$/`` on 30 characters runs for minutes) where Terraform's RE2
+    is linear, so the ``regex`` engine runs it with a time bound (a
+    dependency of python-hcl2, already installed), on bounded input, and
+    the result is bounded before it is built."""
+    import time
+
+    import regex
+
+    if len(t) > MAX_REGEX_INPUT:
+        raise ValueTooLarge(f"replace() with a regular expression on {len(t)} characters, "
+                            f"over the {MAX_REGEX_INPUT}-character bound")
+    METER.reserve("replace()", chars=len(t) * (len(n) + 1) + len(n))
+    try:
+        compiled = regex.compile(pattern)
+    except (regex.error, OverflowError, RecursionError):
+        raise EvalError("replace: bad pattern") from None
+    timeout = METER.regex_timeout("replace()")
+    started = time.monotonic()
+    try:
+        return compiled.sub(regex.sub(r"\$(\d+)", r"\\\1", n), t, timeout=timeout)
+    except TimeoutError:
+        raise ValueTooLarge(f"replace(): the regular expression ran over {timeout:g} s") from None
+    except (regex.error, IndexError):
+        raise EvalError("replace: bad replacement") from None
+    finally:
+        METER.regex_spent(started)
 
 
 @fn()
@@ -440,7 +480,8 @@ def trimspace(v: Any) -> Any:
 
 @fn()
 def chomp(v: Any) -> Any:
-    return re.sub(r"(\r\n|\n|\r)+$", "", _str(v))
+    # rstrip, not re.sub(r"(\r\n|\n|\r)+$"): that regex is quadratic on a run of newlines.
+    return _str(v).rstrip("\r\n")
 
 
 @fn()
@@ -498,19 +539,28 @@ def _format(spec: str, args: list) -> str:
     out: list[str] = []
     pos = 0
     arg_i = 0
+    size = 0      # characters in out so far
     for m in _VERB.finditer(spec):
         out.append(spec[pos:m.start()])
+        size += m.start() - pos
         pos = m.end()
         if m.group(1):
             out.append("%")
+            size += 1
             continue
         flags, width, prec, verb = m.group(2) or "", m.group(3), m.group(4), m.group(5)
+        # A width or precision is a size: "%1500000000s" asks for 1.5 GB.
+        METER.reserve("format()", chars=size + int(width or 0) + int(prec or 0))
         if arg_i >= len(args):
             raise EvalError("format: not enough arguments")
         a = args[arg_i]
         arg_i += 1
         if verb in ("s", "v"):
-            text = _str(a) if not isinstance(a, (list, dict)) else json.dumps(a, separators=(",", ":"))
+            if isinstance(a, (list, dict)):
+                METER.reserve("format()", chars=approx_chars(a, MAX_STRING_CHARS))
+                text = json.dumps(a, separators=(",", ":"))
+            else:
+                text = _str(a)
         elif verb == "q":
             text = json.dumps(_str(a))
         elif verb == "d":
@@ -536,7 +586,9 @@ def _format(spec: str, args: list) -> str:
                 text = text.rjust(w, "0")
             else:
                 text = text.rjust(w)
+        METER.reserve("format()", chars=size + len(text))
         out.append(text)
+        size += len(text)
     out.append(spec[pos:])
     return "".join(out)
 
@@ -567,6 +619,7 @@ def formatlist(spec: Any, *args: Any) -> Any:
 def jsonencode(v: Any) -> Any:
     if contains_unknown(v):
         return UNKNOWN
+    METER.reserve("jsonencode()", chars=approx_chars(v, MAX_STRING_CHARS))
     return json.dumps(v, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
 
 
@@ -601,7 +654,25 @@ def yamldecode(v: Any) -> Any:
         raise EvalError("yamldecode: too deep") from None
     if not isinstance(data, (dict, list, str, int, float, bool, type(None))):
         return UNKNOWN
+    # Aliases are shared references in what the loader built; copying them
+    # (_normalize_json) would expand a billion-laughs document to gigabytes.
+    if not _nodes_within(data, MAX_ITEMS):
+        raise ValueTooLarge(f"yamldecode() expands to over {MAX_ITEMS} nodes (YAML aliases)")
     return _normalize_json(data)
+
+
+def _nodes_within(value: Any, cap: int) -> bool:
+    stack, n = [value], 0
+    while stack:
+        v = stack.pop()
+        n += 1
+        if n > cap:
+            return False
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return True
 
 
 __all__ = ["FUNCTIONS"]

@@ -148,7 +148,7 @@ def set_of(values: list) -> list:
     out: list = []
     seen_keys: set = set()
     for v in values:
-        key = _hashable(v)
+        key = hashable(v)
         if key in seen_keys:
             continue
         seen_keys.add(key)
@@ -158,11 +158,12 @@ def set_of(values: list) -> list:
     return out
 
 
-def _hashable(value: Any) -> Any:
+def hashable(value: Any) -> Any:
+    """A hashable key equal for values Terraform's == finds equal (UNKNOWN aside)."""
     if isinstance(value, dict):
-        return ("d", tuple(sorted((k, _hashable(v)) for k, v in value.items())))
+        return ("d", tuple(sorted((k, hashable(v)) for k, v in value.items())))
     if isinstance(value, list):
-        return ("l", tuple(_hashable(v) for v in value))
+        return ("l", tuple(hashable(v) for v in value))
     if isinstance(value, bool):
         return ("b", value)
     return value
