@@ -121,7 +121,9 @@ def emit(run: Any, rules: list[Any], fmt: str, output: str | None, statistics: b
                 if line.startswith("Skipped "):
                     click.echo(line, err=True)
     else:
-        click.echo(report, nl=False)
+        # color=: click strips escape codes when stdout is not a terminal,
+        # which would make --color always / FORCE_COLOR do nothing in CI logs.
+        click.echo(report, nl=False, color=color)
 
 
 def _write_step_summary(data: Any) -> None:
