@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from mlcost_lint import __version__
+from mlcost_lint.cli_output import COLOR_CHOICES
 from mlcost_lint.report import FORMATS
 
 FAIL_ON = ("error", "warning", "note", "never")
@@ -52,7 +53,8 @@ def cli() -> None:
 @click.argument("paths", nargs=-1, type=str)
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text", show_default=True,
               help="Output format: text (one line per finding), full (grouped by file, with the source "
-                   "line, a caret and the fix), json, sarif, github (Actions annotations).")
+                   "line, a caret and the fix), json, sarif, github (Actions annotations and job summary), "
+                   "rdjson (reviewdog), gitlab (Code Quality), junit.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
 @click.option("--select", multiple=True, help="Only these rules: codes, prefixes (MLC2) or names; comma-separated.")
 @click.option("--extend-select", multiple=True,
@@ -83,6 +85,20 @@ def cli() -> None:
               help=f"Parse processes (default: CPU count, at most {MAX_JOBS}).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the parse cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None, help="Cache folder (default .mlcost_lint_cache).")
+@click.option("--exclude", "exclude", multiple=True,
+              help="Skip files and folders matching GLOB (replaces the config's exclude; repeatable, comma-separated).")
+@click.option("--extend-exclude", "extend_exclude", multiple=True,
+              help="Skip these too, on top of the config's exclude (repeatable, comma-separated).")
+@click.option("--respect-gitignore/--no-respect-gitignore", "respect_gitignore", default=None,
+              help="Skip what .gitignore and .git/info/exclude ignore (default: on; config respect-gitignore).")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Per file, what it was read as or why it was skipped; per workload, the links made "
+                   "and why no node pool matched (stderr).")
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings only: no summary or notices.")
+@click.option("--color", "color_choice", type=click.Choice(COLOR_CHOICES), default="auto", show_default=True,
+              help="Colour text output; auto honours NO_COLOR and FORCE_COLOR.")
+@click.option("--show-settings", is_flag=True,
+              help="Print the effective settings and where each value came from, then exit.")
 @click.option("--debug", is_flag=True, help="Print the traceback of an internal error.")
 def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[str, ...],
           extend_select: tuple[str, ...], ignore: tuple[str, ...],
@@ -90,20 +106,23 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
           write_baseline_file: str | None, baseline_report_stale: bool, apply_fix: bool, show_diff: bool,
           project_root: str | None, no_project_context: bool, var_file: tuple[str, ...],
           tf_vars: tuple[str, ...], jobs: int | None, no_cache: bool, cache_dir: str | None,
-          debug: bool) -> None:
+          exclude: tuple[str, ...], extend_exclude: tuple[str, ...], respect_gitignore: bool | None,
+          verbose: bool, quiet: bool, color_choice: str, show_settings: bool, debug: bool) -> None:
     """Lint PATHS (files or folders; `-` reads standard input).
 
     Given only files (as pre-commit passes them), mlcost-lint still reads the
     rest of the project for cross-file links, and reports only findings
     located in those files."""
     from mlcost_lint.baseline import BaselineError
-    from mlcost_lint.config import ConfigError, load_settings
-    from mlcost_lint.engine import check_selectors, selected_rules, selection_notices
+    from mlcost_lint.config import ConfigError
+    from mlcost_lint.engine import selected_rules, selection_notices
     from mlcost_lint.pipeline import LintOptions
 
     targets = list(paths) or ["."]
     if baseline_report_stale and not baseline_file:
         _fail("--baseline-report-stale needs --baseline FILE")
+    if verbose and quiet:
+        _fail("-v/--verbose and -q/--quiet cannot be used together")
     # A mistyped CI path must not pass as "no findings" (product.md, v2 additions).
     for target in targets:
         if target != "-" and not os.path.lexists(target):
@@ -114,19 +133,13 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
             _fail(f"--var-file '{name}' does not exist or is not a file")
     try:
         first = Path(targets[0]) if targets[0] != "-" else Path.cwd()
-        settings = load_settings(Path(config_file) if config_file else None, first)
-        cli_select, cli_extend, cli_ignore = _split(select), _split(extend_select), _split(ignore)
-        if settings.source:
-            check_selectors(settings.select + settings.extend_select + settings.ignore, settings.source)
-            for pattern, codes in settings.per_file_ignores.items():
-                check_selectors(codes, f"{settings.source}: per-file-ignores '{pattern}'")
-        check_selectors(cli_select, "--select")
-        check_selectors(cli_extend, "--extend-select")
-        check_selectors(cli_ignore, "--ignore")
-        if cli_select:
-            settings.select = cli_select
-        settings.extend_select = [*settings.extend_select, *cli_extend]
-        settings.ignore = [*settings.ignore, *cli_ignore]
+        settings = _settings(config_file, first, select, extend_select, ignore, exclude, extend_exclude,
+                             respect_gitignore)
+        if show_settings:
+            from mlcost_lint.show_settings import render
+
+            click.echo(render(settings, first), nl=False)
+            sys.exit(0)
         cli_vars = {}
         for item in tf_vars:
             if "=" not in item:
@@ -134,11 +147,11 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
             name, value = item.split("=", 1)
             cli_vars[name.strip()] = value
         baseline = _load_baseline(baseline_file)
-        scope = _scope(targets, settings, project_root, no_project_context)
         stdin = _read_stdin(int(settings.max_file_size_mb * 1_000_000)) if "-" in targets else None
         options = LintOptions(jobs=jobs, use_cache=not no_cache,
                               cache_dir=Path(cache_dir) if cache_dir else None,
                               var_files=list(var_file), cli_vars=cli_vars, stdin=stdin)
+        scope = _scope(targets, settings, project_root, no_project_context, options)
         run = _run(scope, settings, options, baseline)
         rules = selected_rules(settings)
 
@@ -157,24 +170,47 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
     except (ConfigError, BaselineError) as exc:
         _fail(str(exc))
         return
+    from mlcost_lint import cli_output
     from mlcost_lint.report import ToolError
 
+    excluded = cli_output.explicit_exclusions(run.result)
+    if excluded and not quiet:
+        click.echo(excluded, err=True)
+    if scope.nothing_ours and not run.findings:
+        # Only files that are not ours (pre-commit passing a workflow or
+        # package.json): nothing was linted and there is nothing to say.
+        if verbose:
+            cli_output.verbose(run.result, scope.report_paths)
+        if fmt not in ("text", "full"):
+            cli_output.emit(run, selected_rules(settings), fmt, output, statistics, frozenset(), [], [],
+                            color=False, quiet=True, fail=_fail)
+        sys.exit(0)
     errors = [ToolError(f.code, f.error, f.path) for f in run.result.rule_failures]
     for error, failure in zip(errors, run.result.rule_failures):
         click.echo(f"mlcost-lint: {error.text()}", err=True)
         if debug:
             click.echo(failure.traceback.rstrip(), err=True)
+    if verbose:
+        cli_output.verbose(run.result, scope.report_paths)
     if baseline_report_stale and run.stale:
         _report_stale(run.stale, baseline_file or "")
     fixable: frozenset[int] = frozenset()
-    if (not apply_fix and fmt in ("text", "full")) or statistics:
+    fixes: dict[int, Any] = {}
+    if (not apply_fix and fmt in ("text", "full", "rdjson")) or statistics:
         from mlcost_lint.fix import fixes_for
 
-        fixable = frozenset(id(f) for f, _ in fixes_for(run.findings, run.result.project))
+        fixes = {id(f): fix for f, fix in fixes_for(run.findings, run.result.project)}
+        fixable = frozenset(fixes)
+    notices = selection_notices(settings, rules)
+    skipped = cli_output.skipped_line(run.result, scope.report_paths)
+    if skipped:
+        notices = [skipped, *notices]
     stdin_bytes = None
     if stdin is not None and stdin.size <= len(stdin.head):
         stdin_bytes = stdin.head   # over the size limit it was not parsed: no source lines
-    _emit(run, rules, fmt, output, statistics, fixable, selection_notices(settings, rules), errors, stdin_bytes)
+    cli_output.emit(run, rules, fmt, output, statistics, fixable, notices, errors,
+                    color=cli_output.use_color(color_choice, fmt, output), quiet=quiet, fail=_fail, fixes=fixes,
+                    stdin=stdin_bytes)
     if errors:
         sys.exit(2)     # an internal error is never a pass, whatever --exit-zero/--fail-on say
     if run.files_reported == 0 and not run.findings:
@@ -184,6 +220,49 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
         sys.exit(0)
     threshold = _LEVEL_RANK[fail_on]
     sys.exit(1 if any(_LEVEL_RANK[f.level.value] >= threshold for f in run.findings) else 0)
+
+
+def _settings(config_file: str | None, first: Path, select: tuple[str, ...], extend_select: tuple[str, ...],
+              ignore: tuple[str, ...], exclude: tuple[str, ...], extend_exclude: tuple[str, ...],
+              respect_gitignore: bool | None) -> Any:
+    """The config file's settings with the command line applied on top
+    (each value's origin recorded for --show-settings)."""
+    from mlcost_lint.config import load_settings
+    from mlcost_lint.engine import check_selectors
+
+    settings = load_settings(Path(config_file) if config_file else None, first)
+    cli_select, cli_extend, cli_ignore = _split(select), _split(extend_select), _split(ignore)
+    if settings.source:
+        check_selectors(settings.select + settings.extend_select + settings.ignore, settings.source)
+        for pattern, codes in settings.per_file_ignores.items():
+            check_selectors(codes, f"{settings.source}: per-file-ignores '{pattern}'")
+    check_selectors(cli_select, "--select")
+    check_selectors(cli_extend, "--extend-select")
+    check_selectors(cli_ignore, "--ignore")
+
+    def origin(name: str, option: str, replaced: bool) -> None:
+        before = settings.origins.get(name)
+        settings.origins[name] = option if replaced or not before else f"{before} + {option}"
+
+    if cli_select:
+        settings.select = cli_select
+        origin("select", "--select", True)
+    if cli_extend:
+        settings.extend_select = [*settings.extend_select, *cli_extend]
+        origin("extend_select", "--extend-select", False)
+    if cli_ignore:
+        settings.ignore = [*settings.ignore, *cli_ignore]
+        origin("ignore", "--ignore", False)
+    if exclude:
+        settings.exclude = _split(exclude)
+        origin("exclude", "--exclude", True)
+    if extend_exclude:
+        settings.extend_exclude = [*settings.extend_exclude, *_split(extend_exclude)]
+        origin("extend_exclude", "--extend-exclude", False)
+    if respect_gitignore is not None:
+        settings.respect_gitignore = respect_gitignore
+        origin("respect_gitignore", "--respect-gitignore" if respect_gitignore else "--no-respect-gitignore", True)
+    return settings
 
 
 # ------------------------------------------------------------ helpers ---
@@ -213,6 +292,8 @@ class _Scope:
 
     lint_paths: list[str]
     report_paths: set[str] | None
+    # Explicit files none of which is ours: read alone, reported silently.
+    nothing_ours: bool = False
 
 
 @dataclass(slots=True)
@@ -232,14 +313,20 @@ def _git_root(start: Path) -> Path | None:
     return None
 
 
-def _scope(targets: list[str], settings: Any, project_root: str | None, no_context: bool) -> _Scope:
+def _scope(targets: list[str], settings: Any, project_root: str | None, no_context: bool,
+           options: Any) -> _Scope:
     from mlcost_lint.discover import display_path
 
     files_only = all(t != "-" and Path(t).is_file() for t in targets)
-    if not files_only or no_context:
+    if not files_only:
         return _Scope(targets, None)
     cwd = Path.cwd()
     report = {display_path(Path(t), cwd) for t in targets}
+    if no_context:
+        return _Scope(targets, report)
+    if not _any_ours(targets, settings, options):
+        # A workflow or package.json from pre-commit: the project is not read.
+        return _Scope(targets, report, nothing_ours=True)
     if project_root is not None:
         root: Path | None = Path(project_root)
     elif settings.source:
@@ -249,6 +336,25 @@ def _scope(targets: list[str], settings: Any, project_root: str | None, no_conte
     if root is None:
         return _Scope(targets, report)
     return _Scope([display_path(root, cwd), *targets], report)
+
+
+def _any_ours(targets: list[str], settings: Any, options: Any) -> bool:
+    """Whether any explicit file is something we read (Terraform, a
+    Kubernetes object, a training config, a Helm template, or a file of ours
+    that does not parse), from those files alone: parsed (through the cache)
+    and modelled, without the project around them."""
+    from mlcost_lint.discover import discover
+    from mlcost_lint.model.build import build_project
+    from mlcost_lint.model.read_as import read_as
+    from mlcost_lint.pipeline import parse_all
+
+    found = discover(targets, settings.all_excludes, settings.root)
+    if not found.files:
+        return bool(found.errors)
+    if any(sf.kind.value.startswith("terraform") for sf in found.files):
+        return True
+    parsed = parse_all(found.files, settings, options, targets)
+    return any(entry.ours for entry in read_as(build_project(parsed, settings)))
 
 
 def _in_scope(finding: Any, report: set[str]) -> bool:
@@ -325,31 +431,6 @@ def _report_stale(stale: list[Any], baseline_file: str) -> None:
         # Entries come from a committed file: escaped, so a line break cannot start a "::error" line.
         click.echo(escape_controls(f"  {e.code} {e.path} {e.address}") + (f" (x{e.missing})" if e.missing > 1 else ""),
                    err=True)
-
-
-def _emit(run: _Run, rules: list[Any], fmt: str, output: str | None, statistics: bool,
-          fixable: frozenset[int], notices: list[str], errors: list[Any], stdin: bytes | None = None) -> None:
-    from mlcost_lint.discover import STDIN_DISPLAY
-    from mlcost_lint.report import ReportInput, renderer, source_reader
-
-    no_color = bool(os.environ.get("NO_COLOR"))
-    color = fmt in ("text", "full") and output is None and sys.stdout.isatty() and not no_color
-    data = ReportInput(findings=run.findings, rules=rules, files_scanned=run.files_reported, color=color,
-                       fixable=fixable, secrets=run.result.secrets, notices=notices, errors=errors,
-                       read_source=source_reader(stdin, STDIN_DISPLAY))
-    if statistics:
-        from mlcost_lint.report.statistics import render_json, render_text
-
-        report = render_json(data) if fmt == "json" else render_text(data)
-    else:
-        report = renderer(fmt)(data)
-    if output:
-        try:
-            Path(output).write_text(report, encoding="utf-8")
-        except OSError as exc:
-            _fail(f"--output: cannot write {output}: {exc.strerror or exc}")
-    else:
-        click.echo(report, nl=False)
 
 
 @cli.command("rules")

@@ -33,6 +33,8 @@ class Settings:
     ignore: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     extend_exclude: list[str] = field(default_factory=list)
+    # Discovery skips what .gitignore / .git/info/exclude ignore (product.md, v2 additions).
+    respect_gitignore: bool = True
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     # None: not configured, so MLC101/MLC102 are off unless selected (then
     # they use SUGGESTED_TAGS). rules.md, "The default set (v2)".
@@ -53,6 +55,9 @@ class Settings:
     # Where the config came from (for messages), and its folder (for relative globs).
     source: str | None = None
     root: Path = field(default_factory=Path.cwd)
+    # Where each value came from (--show-settings): field name -> the config
+    # file or the command-line option; absent means the default.
+    origins: dict[str, str] = field(default_factory=dict)
 
     @property
     def tag_keys(self) -> list[str]:
@@ -100,7 +105,7 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
             return own, _load_toml(own)
         pyproject = candidate / "pyproject.toml"
         if pyproject.is_file():
-            section = _tool_section(_load_toml(pyproject))
+            section = _tool_section(_load_toml(pyproject), pyproject)
             if section is not None:
                 return pyproject, section
         if os.path.lexists(candidate / ".git"):
@@ -108,11 +113,36 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
     return None
 
 
-def _tool_section(data: dict[str, Any]) -> Any:
+# Spellings of the section users type by analogy with other tools
+# (`[tool.ruff]`, Python package names): refused, naming the right one.
+_MISSPELT_SECTIONS = ("mlcost_lint", "mlcostlint", "mlcost-linter", "mlcost")
+
+
+def _tool_section(data: dict[str, Any], source: Path | None = None) -> Any:
     """``[tool.mlcost-lint]`` of a pyproject.toml, None when absent (a
-    ``tool`` that is not a table is someone else's problem, not ours)."""
+    ``tool`` that is not a table is someone else's problem, not ours). A
+    misspelt section (``[tool.mlcost_lint]``) is a config error: silently
+    ignoring it would run with settings the user did not choose."""
     tool = data.get("tool")
-    return tool.get("mlcost-lint") if isinstance(tool, dict) else None
+    if not isinstance(tool, dict):
+        return None
+    if "mlcost-lint" not in tool:
+        wrong = next((k for k in tool if k.lower() in _MISSPELT_SECTIONS), None)
+        if wrong is not None:
+            raise ConfigError(f"{_shown(source) if source else 'pyproject.toml'}: [tool.{wrong}] is not read: "
+                              "the section is [tool.mlcost-lint] (with a hyphen)")
+    return tool.get("mlcost-lint")
+
+
+def _shown(path: Path) -> str:
+    """A config path as the user would type it: relative when below the working directory."""
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
 
 
 def _non_finite(raw: Any, where: tuple[str, ...] = ()) -> tuple[tuple[str, ...], float] | None:
@@ -176,6 +206,7 @@ def settings_from_raw(raw: dict[str, Any], source: str | None, root: Path) -> Se
     if source is not None:
         validate(raw, source)
     s = Settings(source=source, root=root)
+    s.origins = {key.replace("-", "_"): source or "config" for key in raw}
     for key, value in raw.items():
         if key == "policy":
             s.policy = Policy(
@@ -194,7 +225,7 @@ def load_settings(config_file: Path | None, first_path: Path) -> Settings:
             raise ConfigError(f"{config_file}: config file not found")
         data = _load_toml(config_file)
         if config_file.name == "pyproject.toml":
-            section = _tool_section(data)
+            section = _tool_section(data, config_file)
             data = {} if section is None else section
         return settings_from_raw(data, str(config_file), config_file.resolve().parent)
     found = find_config(first_path)

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from mlcost_lint.gitignore import GitIgnore, Rule
 from mlcost_lint.parse.document import FileKind, ParseError
 from mlcost_lint.secrets import escape_controls
 
@@ -47,10 +48,24 @@ class SourceFile:
     follow: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """A path discovery did not read, and why: ``reason`` is "gitignore"
+    (``detail`` the pattern and its file) or "exclude" (``detail`` the
+    pattern); ``explicit`` when the user named the path itself."""
+
+    display: str
+    reason: str
+    detail: str
+    is_dir: bool = False
+    explicit: bool = False
+
+
 @dataclass(slots=True)
 class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     errors: list[ParseError] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
 
 
 def kind_of(name: str) -> FileKind | None:
@@ -70,15 +85,32 @@ def display_path(path: Path, cwd: Path) -> str:
 
 
 def is_excluded(display: str, patterns: list[str], root: Path, cwd: Path) -> bool:
+    return excluded_by(display, patterns, root, cwd) is not None
+
+
+def excluded_by(display: str, patterns: list[str], root: Path, cwd: Path) -> str | None:
+    """The first exclude pattern that matches ``display``, or None."""
     if not patterns:
-        return False
+        return None
     matcher = _matcher(tuple(patterns))
     candidates = {display, display.rsplit("/", 1)[-1]}
     try:
         candidates.add((cwd / display).resolve().relative_to(root.resolve()).as_posix())
     except (ValueError, OSError):
         pass
-    return any(matcher.matches(cand) for cand in candidates)
+    if not any(matcher.matches(cand) for cand in candidates):
+        return None
+    # Which pattern, for the skipped line: only for a path that is excluded.
+    for pattern in patterns:
+        pat = pattern.rstrip("/")
+        for cand in candidates:
+            if fnmatch.fnmatchcase(cand, pat) or fnmatch.fnmatchcase(cand, pat + "/*") \
+                    or cand.startswith(pat + "/"):
+                return pattern
+            # A bare folder name excludes it anywhere (like ruff's exclude).
+            if "/" not in pat and pat in cand.split("/")[:-1]:
+                return pattern
+    return patterns[0]
 
 
 class _Excludes:
@@ -164,14 +196,29 @@ def _is_regular(path: Path) -> bool:
         return True  # unreadable metadata: the read reports why
 
 
-def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None = None) -> Discovery:
+def _why(rule: Rule, cwd: Path) -> str:
+    where = rule.source if rule.source.startswith(".git/") else display_path(Path(rule.source), cwd)
+    return f"'{rule.text}' in {where}"
+
+
+def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None = None,
+             respect_gitignore: bool = False) -> Discovery:
+    """The files to read under ``paths``. A file named explicitly is read
+    whatever .gitignore says (as ruff and git do), but not when an exclude
+    pattern matches it (pre-commit passes every changed file): that is
+    recorded as an explicit :class:`Skip` so the CLI can say so."""
     cwd = cwd or Path.cwd()
     out = Discovery()
     seen: set[str] = set()
 
-    def add(path: Path, kind: FileKind, follow: bool = True) -> None:
+    def add(path: Path, kind: FileKind, follow: bool = True, explicit: bool = False) -> None:
         display = display_path(path, cwd)
-        if display in seen or is_excluded(display, exclude, root, cwd):
+        if display in seen:
+            return
+        pattern = excluded_by(display, exclude, root, cwd)
+        if pattern is not None:
+            seen.add(display)
+            out.skipped.append(Skip(display, "exclude", pattern, explicit=explicit))
             return
         if escape_controls(display) != display:
             # A line break in a path would start a new line of text output (in
@@ -196,7 +243,7 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
             # A file named explicitly is read whatever its name, if we know its kind.
             kind = kind_of(start.name)
             if kind is not None:
-                add(start, kind)
+                add(start, kind, explicit=True)
             continue
         if not _is_dir(start):
             # A FIFO or device would block the read (or never end): never opened.
@@ -208,19 +255,37 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
             where = escape_controls(display_path(Path(exc.filename or _start), cwd))
             out.errors.append(ParseError(where, 1, 1, f"cannot read directory: {exc.strerror or exc}"))
 
+        ignore = GitIgnore.for_walk(start) if respect_gitignore else None
+
+        def keep_dir(here: Path, d: str) -> bool:
+            if d in SKIPPED_DIRS or _exists(here / d / "pyvenv.cfg"):
+                return False
+            display = display_path(here / d, cwd)
+            pattern = excluded_by(display, exclude, root, cwd)
+            if pattern is not None:
+                out.skipped.append(Skip(display, "exclude", pattern, is_dir=True))
+                return False
+            rule = ignore.match(here / d, is_dir=True) if ignore is not None else None
+            if rule is not None:
+                out.skipped.append(Skip(display, "gitignore", _why(rule, cwd), is_dir=True))
+                return False
+            return True
+
         # followlinks=False: symlinked folders (and loops) are never entered.
         for dirpath, dirnames, filenames in os.walk(start, onerror=on_error, followlinks=False):
             here = Path(dirpath)
-            dirnames[:] = sorted(
-                d for d in dirnames
-                if d not in SKIPPED_DIRS and not _exists(here / d / "pyvenv.cfg")
-                and not is_excluded(display_path(here / d, cwd), exclude, root, cwd)
-            )
+            if ignore is not None:
+                ignore.enter(here)
+            dirnames[:] = sorted(d for d in dirnames if keep_dir(here, d))
             for name in sorted(filenames):
                 kind = kind_of(name)
                 if kind is None:
                     continue
                 full = here / name
+                rule = ignore.match(full, is_dir=False) if ignore is not None else None
+                if rule is not None:
+                    out.skipped.append(Skip(display_path(full, cwd), "gitignore", _why(rule, cwd)))
+                    continue
                 if full.is_symlink():
                     continue  # links may point outside the tree; not followed by default
                 if not _is_regular(full):

@@ -51,6 +51,8 @@ class LintResult:
     # Secret-looking values of the project, already redacted from findings;
     # for reporters that print source text (mlcost_lint.secrets.Redactor).
     secrets: frozenset[str] = frozenset()
+    # What discovery did not read and why (.gitignore, exclude): discover.Skip.
+    skipped: list = field(default_factory=list)
 
 
 # Below this much work a process pool costs more than it saves (start-up
@@ -271,7 +273,8 @@ def parse_all(files: list[SourceFile], settings: Settings, options: LintOptions,
 
 def lint(paths: list[str], settings: Settings, options: LintOptions | None = None) -> LintResult:
     options = options or LintOptions()
-    found: Discovery = discover(paths, settings.all_excludes, settings.root)
+    found: Discovery = discover(paths, settings.all_excludes, settings.root,
+                                respect_gitignore=settings.respect_gitignore)
     parsed = parse_all(found.files, settings, options, list(paths))
     # Discovery problems (unreadable folders, missing paths) are reported like parse errors.
     if found.errors:
@@ -290,7 +293,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     secrets = redact_findings(findings, project)
     by_path = {pf.path: pf for pf in parsed}
     result = apply_suppressions(findings, by_path, settings.per_file_ignores, settings.root)
-    return LintResult(result.kept, result.suppressed, parsed, project, result, failures, secrets)
+    return LintResult(result.kept, result.suppressed, parsed, project, result, failures, secrets, found.skipped)
 
 
 def build_model(parsed: list[ParsedFile], settings: Settings, var_files: list[ParsedFile],

@@ -16,6 +16,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 CORPUS = ROOT.parent / "shared" / "corpus"
+# The OASIS SARIF 2.1.0 schema (errata 01, sha256 c3b4bb2d...682e), kept in
+# the repository so a contributor's clone checks SARIF without ../shared.
+SARIF_SCHEMA = ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
+# The team's validator (schema + GitHub ingestion rules): only beside the repository.
+SARIF_VALIDATOR = ROOT.parent / "shared" / "tools" / "validate-sarif"
+
+
+def sarif_schema_errors(doc: object) -> list[str]:
+    """Every violation of the SARIF 2.1.0 schema in ``doc`` (empty: valid)."""
+    import json
+
+    import jsonschema
+
+    validator = jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text()))
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(doc)]
 
 
 @dataclass

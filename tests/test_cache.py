@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mlc_testing import CORPUS, ROOT
 
 from mlcost_lint.cache import ParseCache
@@ -52,6 +54,8 @@ def _corpus_copy(tmp_path: Path) -> Path:
     """A slice of the real corpus plus the demo, so parallel parsing kicks in."""
     import shutil
 
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus is not beside the repository (a real slice makes parsing parallel)")
     dest = tmp_path / "proj"
     shutil.copytree(CORPUS / "kubeflow__training-operator", dest / "kubeflow")
     shutil.copytree(CORPUS / "axolotl-ai-cloud__axolotl", dest / "axolotl")

@@ -14,7 +14,7 @@ from typing import Callable
 
 from mlcost_lint.rule import Finding, Rule
 
-FORMATS = ("text", "full", "json", "sarif", "github")
+FORMATS = ("text", "full", "json", "sarif", "github", "rdjson", "gitlab", "junit")
 
 
 # A reported file is read again for its source lines; it was parsed under
@@ -89,6 +89,10 @@ class ReportInput:
     # running on suggested values): engine.selection_notices.
     notices: list[str] = field(default_factory=list)
     errors: list[ToolError] = field(default_factory=list)
+    # -q/--quiet: text and full print the findings only (no summary, no notices).
+    quiet: bool = False
+    # id() of a finding -> its mlcost_lint.fix.Fix (rdjson suggestions).
+    fixes: dict[int, object] = field(default_factory=dict)
 
 
 def fingerprints(findings: list[Finding]) -> list[str]:
@@ -117,6 +121,12 @@ def renderer(fmt: str) -> Callable[[ReportInput], str]:
         from mlcost_lint.report.sarif import render
     elif fmt == "github":
         from mlcost_lint.report.github import render
+    elif fmt == "rdjson":
+        from mlcost_lint.report.rdjson import render
+    elif fmt == "gitlab":
+        from mlcost_lint.report.gitlab import render
+    elif fmt == "junit":
+        from mlcost_lint.report.junit import render
     else:  # the CLI only offers FORMATS
         raise ValueError(fmt)
     return render

@@ -99,6 +99,10 @@ def render(data: ReportInput) -> str:
                 text = f": {r.message}" if r.message else ""
                 out.append(f"{pad}= related: {r.location}{text}")
             out.append("")
+    if data.quiet:   # -q: the findings only
+        while out and out[-1] == "":
+            out.pop()
+        return "\n".join(out) + ("\n" if out else "")
     out.append(summary_line(counts, data.files_scanned))
     out.extend(data.notices)
     if data.fixable:

@@ -29,6 +29,8 @@ def render(data: ReportInput) -> str:
             lines.append(f"{BOLD}{loc}{RESET} {COLORS[level]}{f.code}{RESET} [{level}]{marker} {f.message}")
         else:
             lines.append(f"{loc} {f.code} [{level}]{marker} {f.message}")
+    if data.quiet:   # -q: the findings only
+        return "".join(line + "\n" for line in lines)
     lines.append(summary_line(counts, data.files_scanned))
     lines.extend(data.notices)
     if data.fixable:

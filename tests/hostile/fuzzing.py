@@ -137,8 +137,24 @@ def output_problems(outputs: dict[str, str], n_findings: int) -> list[str]:
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         problems.append(f"sarif output does not parse: {exc}")
     github = outputs["github"]
-    if github and len([ln for ln in github.splitlines() if ln]) != n_findings:
-        problems.append("github annotations: not one line per finding (a newline was not escaped)")
+    if github:
+        # One annotation per finding up to GitHub's per-level limit, then one
+        # plain line saying how many more; any other line is an unescaped newline.
+        from collections import Counter
+
+        from mlcost_lint.report.github import PER_LEVEL
+
+        try:
+            levels = Counter(item["level"] for item in json.loads(outputs["json"])["findings"])
+        except (ValueError, KeyError, TypeError):
+            levels = Counter()
+        lines = [ln for ln in github.splitlines() if ln]
+        shown = sum(min(n, PER_LEVEL) for n in levels.values())
+        annotations = [ln for ln in lines if ln.startswith("::")]
+        extra = [ln for ln in lines if not ln.startswith("::")]
+        if len(annotations) != shown or len(extra) != (1 if shown < n_findings else 0) \
+                or any(not ln.startswith("mlcost-lint: ") for ln in extra):
+            problems.append("github annotations: not one line per finding (a newline was not escaped)")
     return problems
 
 

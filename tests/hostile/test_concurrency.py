@@ -53,6 +53,8 @@ def _finish(procs: list[subprocess.Popen]) -> list[tuple[bytes, bytes]]:
 
 @pytest.fixture(scope="module")
 def expected(hostile_tree: Path) -> bytes:
+    if not (hostile_tree / "kubeflow").is_dir():
+        pytest.skip("../shared/corpus is not beside the repository: the tree is too small for runs to overlap")
     out = subprocess.run(_cmd("--no-cache"), cwd=hostile_tree, capture_output=True, timeout=300, env=_env()).stdout
     # A large report (v2 no longer reports per-step logging, which was most of it before).
     assert out.count(b'"code"') > 100 and b'"MLC001"' in out

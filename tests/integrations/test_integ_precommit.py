@@ -145,3 +145,37 @@ def test_changed_job_is_checked_against_committed_config(hook_env: dict):
     lines = [line for line in r.stdout.splitlines() if ": MLC" in line]
     assert len(lines) == 1 and lines[0].startswith("k8s/job.yaml:") and " MLC603 " in lines[0], r.stdout
     assert "its training config configs/train.yaml uses 4 DataLoader workers" in lines[0]
+
+
+def test_hook_types_cover_terraform_yaml_json_and_shell():
+    """The hook's types_or, as pre-commit's own file identification
+    (identify) tags each kind of file we read, Slurm/launch scripts included."""
+    import yaml
+
+    identify = pytest.importorskip("identify.identify")
+    hook = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())[0]
+    types = set(hook["types_or"])
+    assert types == {"terraform", "yaml", "json", "shell"}
+    for name in ("main.tf", "prod.tfvars", "main.tf.json", "plan.json", "job.yaml", "job.yml", "ds_config.json",
+                 "train.sh", "submit.sh"):
+        assert identify.tags_from_filename(name) & types, name
+
+
+def test_files_that_are_not_ours_pass_silently(hook_env: dict):
+    env = hook_env["env"]
+    project = _project(hook_env, "not-ours")
+    (project / ".github" / "workflows").mkdir(parents=True)
+    (project / ".github" / "workflows" / "ci.yml").write_text(
+        "on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make test\n")
+    (project / "package.json").write_text('{"name": "web", "scripts": {"test": "jest"}}\n')
+    (project / "train.sh").write_text("#!/bin/bash\ntorchrun --nproc_per_node=8 train.py\n")
+    # A file of ours with findings, committed earlier: read only as context, and not here.
+    (project / "pod.yaml").write_text(POD)
+    _git(project, "add", "pod.yaml", env=env)
+    _git(project, "commit", "-q", "--no-verify", "-m", "pod", env=env)
+    r = _run([PRE_COMMIT, "run", "mlcost-lint", "--verbose", "--files", ".github/workflows/ci.yml",
+              "package.json", "train.sh"], project, env)
+    assert r.returncode == 0, r.stdout
+    assert "Passed" in r.stdout
+    hook_output = r.stdout.split("- duration:", 1)[1].splitlines()[1:]
+    assert [line for line in hook_output if line.strip()] == [], r.stdout

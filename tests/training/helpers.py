@@ -12,6 +12,17 @@ FIXTURES = ROOT / "fixtures" / "training"
 CORPUS = ROOT.parent / "shared" / "corpus"
 
 
+def corpus_file(relative: str) -> Path:
+    """A file of the shared corpus (../shared/corpus, only in the team's
+    workspace): the calling test is skipped with a reason without it."""
+    import pytest
+
+    path = CORPUS / relative
+    if not path.is_file():
+        pytest.skip(f"../shared/corpus/{relative} is not beside the repository")
+    return path
+
+
 def read_text(text: str, path: str = "config.yaml") -> TrainingConfig | None:
     docs = [parse_json(text, path)] if path.endswith(".json") else parse_yaml(text, path)
     return read_training_config(docs[0])

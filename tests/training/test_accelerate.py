@@ -5,7 +5,7 @@ from __future__ import annotations
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.model.training import Framework
 
-from .helpers import CORPUS, FIXTURES, default, read_file, read_text, written
+from .helpers import FIXTURES, corpus_file, default, read_file, read_text, written
 
 
 def test_accelerate_fsdp_fp32_debug():
@@ -44,7 +44,10 @@ def test_accelerate_tpu_and_inline_zero_stage():
     assert written(s.device) == ("tpu", True, 1, "distributed_type")
     assert written(s.precision) == ("bf16", True, 2, "mixed_precision")
     assert s.num_processes.value is UNKNOWN
-    s = read_file(CORPUS / "huggingface__trl/examples/accelerate_configs/deepspeed_zero2.yaml").settings
+
+
+def test_accelerate_corpus_inline_zero_stage():
+    s = read_file(corpus_file("huggingface__trl/examples/accelerate_configs/deepspeed_zero2.yaml")).settings
     assert written(s.zero_stage) == (2, True, 8, "deepspeed_config.zero_stage")
     assert written(s.precision) == ("bf16", True, 13, "mixed_precision")
     assert s.debug_flags == []  # debug: false

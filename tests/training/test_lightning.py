@@ -5,7 +5,7 @@ from __future__ import annotations
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.model.training import Framework
 
-from .helpers import CORPUS, FIXTURES, default, read_file, read_text, written
+from .helpers import FIXTURES, corpus_file, default, read_file, read_text, written
 
 
 def test_lightning_cli_explicit():
@@ -66,7 +66,7 @@ def test_lightning_plugins_make_default_precision_unknown():
 
 
 def test_lightning_corpus_torchgeo_config():
-    path = CORPUS / "microsoft__torchgeo/experiments/ssl4eo/landsat/conf/ssl4eo_l_oli_tirs_toa_mocov2_resnet50.yaml"
+    path = corpus_file("microsoft__torchgeo/experiments/ssl4eo/landsat/conf/ssl4eo_l_oli_tirs_toa_mocov2_resnet50.yaml")
     s = read_file(path).settings
     assert written(s.logging_steps) == (5, True, 4, "trainer.log_every_n_steps")
     assert written(s.dataloader_num_workers) == (16, True, 29, "data.init_args.num_workers")

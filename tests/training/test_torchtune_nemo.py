@@ -5,7 +5,7 @@ from __future__ import annotations
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.model.training import Framework
 
-from .helpers import CORPUS, FIXTURES, default, read_file, written
+from .helpers import FIXTURES, corpus_file, default, read_file, written
 
 
 def test_torchtune_lora_explicit():
@@ -34,7 +34,7 @@ def test_torchtune_defaults_and_interpolated_dtype():
 
 
 def test_torchtune_qlora_corpus_recipe():
-    s = read_file(CORPUS / "pytorch__torchtune/recipes/configs/llama3_1/8B_qlora_single_device.yaml").settings
+    s = read_file(corpus_file("pytorch__torchtune/recipes/configs/llama3_1/8B_qlora_single_device.yaml")).settings
     assert written(s.precision) == ("bf16", True, 89, "dtype")
     assert written(s.load_bits) == (4, True, 22, "model._component_")
     assert written(s.lora) == (True, True, 22, "model._component_")

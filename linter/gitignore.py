@@ -1,0 +1,177 @@
+"""``.gitignore`` matching with the standard library (gitignore(5)).
+
+Discovery reads every ``.gitignore`` from the git root (or the scanned
+folder when there is no repository) down to the folder it walks, plus
+``.git/info/exclude``. Supported: comments, ``\\#``/``\\!`` escapes,
+trailing-space trimming, ``!`` negation (last match wins), a trailing ``/``
+for folders only, anchoring by a leading or inner ``/``, ``*``, ``?``,
+``[...]`` classes and ``**`` in leading, trailing and inner position. As in
+git, a file inside an ignored folder cannot be re-included (the folder is
+never entered). Not read: ``core.excludesFile`` (a user's global file is not
+the project's).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    regex: re.Pattern[str]
+    negate: bool
+    dir_only: bool
+    text: str            # the line as written, for --verbose
+    source: str          # the file it came from
+
+
+def _translate(pattern: str) -> str:
+    """The regex body for a gitignore glob (no anchors)."""
+    out = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            if pattern.startswith("**", i):
+                before_ok = i == 0 or pattern[i - 1] == "/"
+                after = i + 2
+                if before_ok and after < n and pattern[after] == "/":
+                    out.append("(?:.*/)?")      # "**/": zero or more folders
+                    i = after + 1
+                    continue
+                if before_ok and after == n:
+                    out.append(".*")            # trailing "/**": everything inside
+                    i = after
+                    continue
+                out.append("[^/]*")             # "**" elsewhere is "*"
+                i = after
+                continue
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = pattern.find("]", i + 2 if pattern[i + 1:i + 2] in ("!", "^", "]") else i + 1)
+            if end < 0:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1:end]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end
+        elif c == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def parse_lines(text: str, source: str) -> list[Rule]:
+    rules = []
+    for raw in text.splitlines():
+        line = raw.rstrip("\r")
+        if not line or line.startswith("#"):
+            continue
+        # Trailing spaces are dropped unless escaped with a backslash.
+        stripped = line.rstrip(" ")
+        if stripped.endswith("\\") and len(stripped) < len(line):
+            stripped += " "
+        line = stripped
+        negate = line.startswith("!")
+        if negate:
+            line = line[1:]
+        elif line.startswith("\\!") or line.startswith("\\#"):
+            line = line[1:]
+        dir_only = line.endswith("/")
+        body = line.rstrip("/")
+        if not body:
+            continue
+        anchored = "/" in body
+        body = body.lstrip("/")
+        regex = _translate(body)
+        if not anchored:
+            regex = "(?:.*/)?" + regex
+        try:
+            compiled = re.compile(f"^{regex}$", re.DOTALL)
+        except re.error:
+            continue  # git ignores a pattern it cannot read; so do we
+        rules.append(Rule(compiled, negate, dir_only, raw.strip(), source))
+    return rules
+
+
+@dataclass(slots=True)
+class _Level:
+    base: Path          # the folder the rules are relative to (absolute)
+    rules: list[Rule]
+
+
+@dataclass(slots=True)
+class GitIgnore:
+    """The rules in force for one walk; :meth:`enter` adds a folder's own
+    ``.gitignore`` as the walk reaches it."""
+
+    levels: list[_Level] = field(default_factory=list)
+    _loaded: set[Path] = field(default_factory=set)
+
+    @classmethod
+    def for_walk(cls, start: Path) -> "GitIgnore":
+        start = Path(os.path.abspath(start))
+        root = git_root(start)
+        gi = cls()
+        if root is not None:
+            exclude = root / ".git" / "info" / "exclude"
+            gi._add_file(root, exclude, ".git/info/exclude")
+            chain = [start, *start.parents]
+            for folder in reversed(chain[: chain.index(root) + 1]):
+                gi.enter(folder)
+        else:
+            gi.enter(start)
+        return gi
+
+    def _add_file(self, base: Path, path: Path, name: str) -> None:
+        try:
+            if not path.is_file() or path.is_symlink():
+                return
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        rules = parse_lines(text, name)
+        if rules:
+            self.levels.append(_Level(base, rules))
+
+    def enter(self, folder: Path) -> None:
+        folder = Path(os.path.abspath(folder))
+        if folder in self._loaded:
+            return
+        self._loaded.add(folder)
+        self._add_file(folder, folder / ".gitignore", str(folder / ".gitignore"))
+
+    def match(self, path: Path, is_dir: bool) -> Rule | None:
+        """The rule that ignores ``path``, or None (not ignored, or re-included)."""
+        path = Path(os.path.abspath(path))
+        decided: Rule | None = None
+        for level in self.levels:
+            try:
+                rel = path.relative_to(level.base).as_posix()
+            except ValueError:
+                continue
+            if rel == ".":
+                continue
+            for rule in level.rules:
+                if rule.dir_only and not is_dir:
+                    continue
+                if rule.regex.match(rel):
+                    decided = rule
+        return None if decided is None or decided.negate else decided
+
+
+def git_root(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
