@@ -60,6 +60,8 @@ def cli() -> None:
               help="Exit 1 when a finding is at or above this level.")
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 unless there is a usage or config error.")
 @click.option("--statistics", is_flag=True, help="Show the number of findings per rule instead of the findings.")
+@click.option("--sort", "sort_by", type=click.Choice(["location", "cost"]), default="location", show_default=True,
+              help="Order of findings: by path and line, or by estimated cost (highest first, unpriced last).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file (.mlcost-lint.toml or pyproject.toml).")
 @click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False),
               help="Report only findings not recorded in this baseline file.")
@@ -83,7 +85,8 @@ def cli() -> None:
 @click.option("--debug", is_flag=True, help="Print the traceback of an internal error.")
 def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[str, ...],
           extend_select: tuple[str, ...], ignore: tuple[str, ...],
-          fail_on: str, exit_zero: bool, statistics: bool, config_file: str | None, baseline_file: str | None,
+          fail_on: str, exit_zero: bool, statistics: bool, sort_by: str, config_file: str | None,
+          baseline_file: str | None,
           write_baseline_file: str | None, baseline_report_stale: bool, apply_fix: bool, show_diff: bool,
           project_root: str | None, no_project_context: bool, var_file: tuple[str, ...],
           tf_vars: tuple[str, ...], jobs: int | None, no_cache: bool, cache_dir: str | None,
@@ -112,6 +115,9 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
     try:
         first = Path(targets[0]) if targets[0] != "-" else Path.cwd()
         settings = load_settings(Path(config_file) if config_file else None, first)
+        from mlcost_lint.pricing import table_for
+
+        table_for(settings)     # a bad [prices] file is a config error before any work
         cli_select, cli_extend, cli_ignore = _split(select), _split(extend_select), _split(ignore)
         if settings.source:
             check_selectors(settings.select + settings.extend_select + settings.ignore, settings.source)
@@ -168,7 +174,12 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
         from mlcost_lint.fix import fixes_for
 
         fixable = frozenset(id(f) for f, _ in fixes_for(run.findings, run.result.project))
-    _emit(run, rules, fmt, output, statistics, fixable, selection_notices(settings, rules), errors)
+    if sort_by == "cost":
+        from mlcost_lint.pricing import sort_by_cost
+
+        run.findings = sort_by_cost(run.findings)
+    _emit(run, rules, fmt, output, statistics, fixable, selection_notices(settings, rules), errors,
+          _price_report(settings))
     if errors:
         sys.exit(2)     # an internal error is never a pass, whatever --exit-zero/--fail-on say
     if run.files_reported == 0 and not run.findings:
@@ -321,14 +332,25 @@ def _report_stale(stale: list[Any], baseline_file: str) -> None:
                    err=True)
 
 
+def _price_report(settings: Any) -> tuple[list[str], dict[str, object]]:
+    """(summary notices, table facts) of the run's price table."""
+    from mlcost_lint.pricing import price_info, stale_notice, table_for
+
+    table = table_for(settings)
+    notice = stale_notice(table)
+    return ([notice] if notice else []), price_info(table, settings.prices_discount)
+
+
 def _emit(run: _Run, rules: list[Any], fmt: str, output: str | None, statistics: bool,
-          fixable: frozenset[int], notices: list[str], errors: list[Any]) -> None:
+          fixable: frozenset[int], notices: list[str], errors: list[Any],
+          prices: tuple[list[str], dict[str, object]] = ([], {})) -> None:
     from mlcost_lint.report import ReportInput, renderer
 
     no_color = bool(os.environ.get("NO_COLOR"))
     color = fmt in ("text", "full") and output is None and sys.stdout.isatty() and not no_color
     data = ReportInput(findings=run.findings, rules=rules, files_scanned=run.files_reported, color=color,
-                       fixable=fixable, secrets=run.result.secrets, notices=notices, errors=errors)
+                       fixable=fixable, secrets=run.result.secrets, notices=notices, errors=errors,
+                       price_notices=prices[0], price_info=prices[1])
     if statistics:
         from mlcost_lint.report.statistics import render_json, render_text
 
@@ -342,6 +364,15 @@ def _emit(run: _Run, rules: list[Any], fmt: str, output: str | None, statistics:
             _fail(f"--output: cannot write {output}: {exc.strerror or exc}")
     else:
         click.echo(report, nl=False)
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if fmt == "github" and summary_file and not statistics:
+        from mlcost_lint.report.github import step_summary
+
+        try:
+            with open(summary_file, "a", encoding="utf-8") as fh:
+                fh.write(step_summary(data))
+        except OSError as exc:
+            click.echo(f"mlcost-lint: warning: cannot write $GITHUB_STEP_SUMMARY: {exc.strerror or exc}", err=True)
 
 
 @cli.command("rules")

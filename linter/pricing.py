@@ -31,7 +31,8 @@ ALWAYS_ON = "always-on"   # MLC203, MLC205, MLC201(d): monthly
 HELD = "held"             # MLC201(a)(b)(c), MLC204, MLC208: hourly while a job runs
 
 LIST = "list"             # the on-demand list price
-SPOT_SAVING = "spot"      # on-demand minus spot (MLC208)
+SPOT = "spot"             # the spot price (median over zones): capacity that runs on spot
+SPOT_SAVING = "spot-saving"   # on-demand minus spot (MLC208)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +190,8 @@ class Pricer:
 
     # -- unit prices ----------------------------------------------------------
     def _metric(self, row: PriceRow, price: str) -> float | None:
+        if price == SPOT:
+            return row.spot_median
         if row.on_demand is None:
             return None
         if price == SPOT_SAVING:
@@ -221,7 +224,7 @@ class Pricer:
 
     def unit(self, target: Target, per_acc: bool, price: str) -> _Unit:
         cloud = target.cloud
-        what_price = "on-demand minus median spot" if price == SPOT_SAVING else "on-demand"
+        what_price = {SPOT_SAVING: "on-demand minus median spot", SPOT: "median spot"}.get(price, "on-demand")
         if cloud is None:
             return _Unit(None, False, "", reason="cloud unknown")
         region = target.region.lower() if isinstance(target.region, str) and target.region else None
@@ -271,7 +274,7 @@ class Pricer:
         if picked == "region":
             return _Unit(None, False, label, reason=f"{label} has no price for {region} in the table")
         if picked is None or isinstance(picked, str):
-            why = "no spot price below on-demand" if price == SPOT_SAVING else "no on-demand price"
+            why = {SPOT_SAVING: "no spot price below on-demand", SPOT: "no spot price"}.get(price, "no on-demand price")
             if per_acc and all(not o.accelerators for o in candidates):
                 why = "accelerators per instance unknown"
             return _Unit(None, False, label, reason=f"{label}: {why} in the table")
@@ -414,7 +417,8 @@ class Totals:
 
     @property
     def any(self) -> bool:
-        return bool(self.month_findings or self.hour_findings or self.unknown)
+        """Some finding has a figure (unknowns alone make no totals line)."""
+        return bool(self.month_findings or self.hour_findings)
 
     def text(self) -> str:
         parts = []
@@ -458,6 +462,19 @@ def totals(findings: Iterable["Finding"]) -> Totals:
 def with_cost(f: "Finding") -> str:
     """The message as people read it: the cost appended."""
     return f.message if f.cost is None else f"{f.message} ({f.cost.short()})"
+
+
+def sort_by_cost(findings: list["Finding"]) -> list["Finding"]:
+    """Highest cost first (an hourly figure counts as 730 hours), unpriced
+    findings after, each group in the usual path/line order."""
+    return sorted(findings, key=lambda f: (-(f.cost.monthly() if f.cost is not None else -2.0), f.sort_key()))
+
+
+def price_info(table: PriceTable, discount: float) -> dict:
+    """What the figures are based on, for JSON and SARIF."""
+    info = table.info
+    return {"date": info.date, "source": info.source, "source_date": info.source_date, "built": info.built,
+            "discount": discount, "override_file": table.override}
 
 
 def stale_notice(table: PriceTable, today: _dt.date | None = None) -> str | None:

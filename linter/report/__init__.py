@@ -62,6 +62,10 @@ class ReportInput:
     # running on suggested values): engine.selection_notices.
     notices: list[str] = field(default_factory=list)
     errors: list[ToolError] = field(default_factory=list)
+    # Summary lines about the price table (older than 180 days), and what
+    # the table is (date, source, discount) for SARIF run.properties.
+    price_notices: list[str] = field(default_factory=list)
+    price_info: dict[str, object] = field(default_factory=dict)
 
 
 def fingerprints(findings: list[Finding]) -> list[str]:
