@@ -29,12 +29,16 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 
 class _DefaultToCheck(click.Group):
-    """``mlcost-lint PATHS`` runs ``check``; ``rules`` and ``explain`` are
-    subcommands only as the first word."""
+    """``mlcost-lint PATHS`` runs ``check``; ``rules``, ``explain`` and
+    ``prices`` are subcommands only as the first word, exactly so spelled
+    (``./prices`` is a path)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
             args = ["check", *args]
+        elif args[0] != "check" and os.path.exists(args[0]):
+            click.echo(f"mlcost-lint: note: '{args[0]}' is a subcommand here; to lint the path, run "
+                       f"mlcost-lint ./{args[0]}", err=True)
         return super().parse_args(ctx, args)
 
 
@@ -407,6 +411,71 @@ def explain_command(code: str) -> None:
     click.echo(f"# {rule.code} {rule.name}\n")
     click.echo(f"Level: {rule.level.value} · Confidence: {rule.confidence.value} · Category: {rule.category.value}\n")
     click.echo(rule.docs())
+
+
+@cli.command("prices")
+@click.argument("type_name", metavar="[TYPE]", required=False)
+@click.option("--region", help="Only rows of this region.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+              help="Config file whose [prices] (discount, file) applies.")
+def prices_command(type_name: str | None, region: str | None, fmt: str, config_file: str | None) -> None:
+    """Show the price table: its date and source, and the rows of TYPE (an
+    instance/machine type or VM size, a GCP accelerator or TPU slice, or a
+    GPU model such as A100 or L4)."""
+    from mlcost_lint.config import ConfigError, load_settings
+    from mlcost_lint.pricing import price_rows, stale_notice, table_for
+
+    try:
+        settings = load_settings(Path(config_file) if config_file else None, Path.cwd())
+        table = table_for(settings)
+    except ConfigError as exc:
+        _fail(str(exc))
+        return
+    rows = price_rows(table, type_name, region) if (type_name or region) else []
+    info = table.info
+    if fmt == "json":
+        import json
+
+        from mlcost_lint.pricing import price_info
+
+        click.echo(json.dumps({"table": price_info(table, settings.prices_discount), "rows": rows}, indent=2))
+        return
+    click.echo(f"Price table: {len(table.rows)} rows, list prices in USD per hour, as of {info.date}")
+    click.echo(f"Source: {info.source}")
+    click.echo(f"Source date: {info.source_date}; built {info.built}")
+    if table.override:
+        click.echo(f"Rows replaced from: {table.override}")
+    if settings.prices_discount:
+        click.echo(f"Discount: {settings.prices_discount:.0%} off list prices in findings ([prices] discount)")
+    notice = stale_notice(table)
+    if notice:
+        click.echo(notice)
+    if not (type_name or region):
+        counts: dict[str, int] = {}
+        for row in table.rows:
+            counts[row.cloud] = counts.get(row.cloud, 0) + 1
+        click.echo("Rows per cloud: " + ", ".join(f"{c} {n}" for c, n in sorted(counts.items())))
+        click.echo("Run `mlcost-lint prices TYPE [--region R]` for the rows of a type (p4d.24xlarge, a2-highgpu-1g, "
+                   "Standard_NC24ads_A100_v4, v5litepod-8, L4).")
+        return
+    if not rows:
+        what = " ".join(filter(None, [type_name, f"in {region}" if region else None]))
+        click.echo(f"No row for {what}: price unknown.")
+        sys.exit(1)
+    header = ("cloud", "type", "accelerators", "region", "on-demand", "per accel.", "spot (median)", "note")
+    table_rows = [(r["cloud"], r["name"], r["accelerators"], r["region"], _usd(r["on_demand_usd_per_hour"]),
+                   _usd(r["on_demand_per_accelerator"]), _usd(r["spot_usd_per_hour_median"]), r["note"])
+                  for r in rows]
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *table_rows)]
+    for line in (header, *table_rows):
+        click.echo("  ".join(str(x).ljust(w) for x, w in zip(line, widths)).rstrip())
+
+
+def _usd(value: float | None) -> str:
+    from mlcost_lint.pricing import usd_rate
+
+    return "-" if value is None else usd_rate(value)
 
 
 def _fail(message: str) -> None:

@@ -117,8 +117,8 @@ def _round(value: float, period: str) -> float:
     return float(Decimal(repr(value)).quantize(step, rounding=ROUND_HALF_UP))
 
 
-def _unit(value: float) -> str:
-    """A unit price as it is used (not rounded): $32.7726, $4.096575, $3.50."""
+def usd_rate(value: float) -> str:
+    """A unit price as it is used (not rounded to cents): $32.7726, $4.096575, $3.50."""
     text = f"{value:.6f}".rstrip("0")
     whole, _, frac = text.partition(".")
     return f"${int(whole):,}.{frac.ljust(2, '0')}"
@@ -287,7 +287,7 @@ class Pricer:
         if per_acc and offer.accelerators:
             per = f" / {_count(offer.accelerators)} per {shown_row}"
         whole_price = self._metric(offer.row, price)
-        what = f"{shown_row} {what_price} {_unit(whole_price)}/h{per} ({offer.row.region})"
+        what = f"{shown_row} {what_price} {usd_rate(whole_price)}/h{per} ({offer.row.region})"
         if offer.row.origin != "shipped":
             notes.append(f"price from {offer.row.origin}")
         return _Unit(value, at_least, what, per, tuple(notes))
@@ -338,10 +338,10 @@ class Pricer:
         hourly = q.count * unit_value
         if q.kind == ALWAYS_ON:
             amount = _round(hourly * HOURS_PER_MONTH, "month")
-            arithmetic = f"{n} {noun} x {_unit(unit_value)}/h x {HOURS_PER_MONTH} h = {money(amount, 'month')}/month"
+            arithmetic = f"{n} {noun} x {usd_rate(unit_value)}/h x {HOURS_PER_MONTH} h = {money(amount, 'month')}/month"
         else:
             amount = _round(hourly, "hour")
-            arithmetic = f"{n} {noun} x {_unit(unit_value)}/h = {money(amount, 'hour')}/hour"
+            arithmetic = f"{n} {noun} x {usd_rate(unit_value)}/h = {money(amount, 'hour')}/hour"
         ceiling = None
         if q.run_hours is not None and q.kind == HELD:
             ceiling = _round(hourly * q.run_hours, "hour")
@@ -475,6 +475,46 @@ def price_info(table: PriceTable, discount: float) -> dict:
     info = table.info
     return {"date": info.date, "source": info.source, "source_date": info.source_date, "built": info.built,
             "discount": discount, "override_file": table.override}
+
+
+def price_rows(table: PriceTable, type_name: str | None, region: str | None) -> list[dict]:
+    """The rows ``mlcost-lint prices`` shows: TYPE as an instance type (any
+    spelling), a GCP accelerator / TPU row name, else a GPU model."""
+    from mlcost_lint import catalogue
+    from mlcost_lint.prices.table import accelerator_key, type_key
+
+    pricer = Pricer(table)
+    offers = [pricer._offer_of[id(r)] for r in table.rows]
+    if type_name:
+        wanted = type_name.strip()
+        bare = wanted[3:] if wanted.lower().startswith("ml.") else wanted
+        chosen = [o for o in offers if o.row.instance_type and type_key(o.row.cloud, o.row.instance_type)
+                  == type_key(o.row.cloud, bare)]
+        if not chosen:
+            keys = {wanted.lower(), f"tpu-{wanted.lower()}", accelerator_key(wanted, None)}
+            chosen = [o for o in offers if not o.row.instance_type and
+                      (accelerator_key(o.row.accelerator, o.row.accelerator_count) in keys
+                       or o.row.accelerator.lower() == wanted.lower())]
+        if not chosen and catalogue.instance_type(bare) is None:     # a GPU model ("L4"), not a missing type
+            model = catalogue.gpu_model(wanted)
+            chosen = [o for o in offers if model is not None and o.model == model.name]
+    else:
+        chosen = offers
+    if region:
+        chosen = [o for o in chosen if o.row.region == region.strip().lower()]
+    out = []
+    for o in sorted(chosen, key=lambda o: (o.row.cloud, o.row.name, o.row.region)):
+        r = o.row
+        per = r.on_demand / o.accelerators if r.on_demand is not None and o.accelerators else None
+        acc = f"{_count(o.accelerators)} x {o.model}" if o.accelerators and o.model else \
+            (f"{r.accelerator_count} x {r.accelerator}" if r.accelerator else "")
+        out.append({"cloud": r.cloud, "name": r.name, "accelerators": acc, "region": r.region,
+                    "on_demand_usd_per_hour": r.on_demand, "on_demand_per_accelerator": per,
+                    "spot_usd_per_hour_min": r.spot_min, "spot_usd_per_hour_median": r.spot_median,
+                    "note": r.note or ("accelerator only: the host VM is priced separately"
+                                       if r.cloud == "gcp" and not r.instance_type and not o.instance else ""),
+                    "origin": r.origin})
+    return out
 
 
 def stale_notice(table: PriceTable, today: _dt.date | None = None) -> str | None:

@@ -282,3 +282,48 @@ def test_sarif_cost_properties(eks: Path):
 def test_figures_are_deterministic():
     outs = {run_cli("fixtures/demo", "--no-cache", "--format", "json", cwd=ROOT).out for _ in range(2)}
     assert len(outs) == 1
+
+
+# ------------------------------------------------- mlcost-lint prices ---
+
+def test_prices_command_rows(tmp_path: Path):
+    r = run_cli("prices", "p4d.24xlarge", "--region", "us-east-1", cwd=tmp_path)
+    assert r.code == 0 and r.err == ""
+    lines = r.out.splitlines()
+    assert lines[0] == "Price table: 2476 rows, list prices in USD per hour, as of 2026-12-03"
+    assert lines[1].startswith("Source: SkyPilot catalog (github.com/skypilot-org/skypilot-catalog): aws ")
+    assert lines[2] == ("Source date: unknown (the catalog records no date; its contents suggest 2025 or later); "
+                        "built 2026-12-03")
+    assert lines[3:] == [
+        "cloud  type          accelerators  region     on-demand  per accel.  spot (median)  note",
+        "aws    p4d.24xlarge  8 x A100-40   us-east-1  $32.7726   $4.096575   $6.7915",
+    ]
+    gcp = run_cli("prices", "a2-highgpu-1g", "--region", "us-central1", cwd=tmp_path).out.splitlines()
+    assert gcp[-1] == ("gcp    a2-highgpu-1g  1 x A100-40   us-central1  $3.67339   $3.67339    $1.44296       "
+                       "host 0.73948 + A100 x1 2.93391 (spot 0.29576 + 1.1472)")
+    azure = run_cli("prices", "standard_nc24ads_a100_v4", "--region", "eastus", cwd=tmp_path).out.splitlines()
+    assert azure[-1].split() == ["azure", "Standard_NC24ads_A100_v4", "1", "x", "A100-80", "eastus", "$3.673",
+                                 "$3.673", "$0.444433"]
+    tpu = run_cli("prices", "v5litepod-8", "--region", "us-west4", cwd=tmp_path).out.splitlines()
+    assert tpu[-1].split() == ["gcp", "tpu-v5litepod-8", "8", "x", "TPU-v5e", "us-west4", "$9.60", "$1.20", "$3.7536"]
+
+
+def test_prices_command_summary_json_and_unknown(tmp_path: Path):
+    r = run_cli("prices", cwd=tmp_path)
+    assert r.code == 0 and "Rows per cloud: aws 743, azure 199, gcp 1534" in r.out.splitlines()
+    doc = json.loads(run_cli("prices", "g5.xlarge", "--region", "us-east-1", "--format", "json", cwd=tmp_path).out)
+    assert doc["table"]["date"] == "2026-12-03"
+    assert [(x["name"], x["on_demand_usd_per_hour"], x["spot_usd_per_hour_median"]) for x in doc["rows"]] == [
+        ("g5.xlarge", 1.006, 0.4028)]
+    missing = run_cli("prices", "p5.4xlarge", cwd=tmp_path)
+    assert missing.code == 1 and missing.out.splitlines()[-1] == "No row for p5.4xlarge: price unknown."
+
+
+def test_prices_is_not_a_path_and_a_path_named_prices_still_lints(tmp_path: Path):
+    (tmp_path / "prices").mkdir()
+    (tmp_path / "prices" / "main.tf").write_text(EKS % "p4d.24xlarge")
+    lint = run_cli("./prices", "--no-cache", cwd=tmp_path)
+    assert lint.code == 1 and lint.out.startswith("prices/main.tf:11:5: MLC203 [warning]")
+    table = run_cli("prices", cwd=tmp_path)
+    assert table.code == 0 and table.out.startswith("Price table: ")
+    assert table.err == "mlcost-lint: note: 'prices' is a subcommand here; to lint the path, run mlcost-lint ./prices\n"
