@@ -175,7 +175,11 @@ def test_demo_held_figures_mlc201_mlc204_mlc208():
     # A Job on the spot node group holds its GPUs at the spot price: 4 x g5.12xlarge median spot 2.5445 / 4
     spot = costs[("MLC204", "spot-experiment-job.yaml", 6)]
     assert spot["amount_usd"] == 2.54 and "median spot $2.5445/h" in spot["basis"]
-    assert doc["cost"]["always_on_usd_per_month"] == 47848.0
+    # Always on: MLC203 2 x p4d.24xlarge 47,848; the dev box, 1 GPU on the spot g5.12xlarge group
+    # (median spot 2.5445 / 4 GPUs x 730 = 464.37); the Ray workers, 2 GPUs of g5.xlarge (1.006 x 2 x 730 = 1468.76).
+    assert costs[("MLC205", "dev-box.yaml", 19)]["amount_usd"] == 464.0
+    assert costs[("MLC203", "ray-cluster.yaml", 22)]["amount_usd"] == 1469.0
+    assert doc["cost"]["always_on_usd_per_month"] == 47848.0 + 464.0 + 1469.0
     assert doc["cost"]["held_usd_per_hour"] == round(24.58 + 8.29 + 32.77 + 25.98 + 2.54, 2)
 
 
