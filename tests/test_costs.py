@@ -331,3 +331,17 @@ def test_prices_is_not_a_path_and_a_path_named_prices_still_lints(tmp_path: Path
     table = run_cli("prices", cwd=tmp_path)
     assert table.code == 0 and table.out.startswith("Price table: ")
     assert table.err == "mlcost-lint: note: 'prices' is a subcommand here; to lint the path, run mlcost-lint ./prices\n"
+
+
+def test_a_child_module_called_twice_prices_both_node_groups(tmp_path: Path):
+    child = EKS.split("resource ", 1)[1]
+    (tmp_path / "modules" / "gpu").mkdir(parents=True)
+    (tmp_path / "modules" / "gpu" / "main.tf").write_text("resource " + child % "p4d.24xlarge")
+    (tmp_path / "main.tf").write_text('provider "aws" {\n  region = "us-east-1"\n}\n'
+                                      'module "a" {\n  source = "./modules/gpu"\n}\n'
+                                      'module "b" {\n  source = "./modules/gpu"\n}\n')
+    doc = _json(run_cli(".", "--no-cache", "--select", "MLC203", "--format", "json", cwd=tmp_path))
+    (_, path, _, cost), = _costs(doc)
+    # One finding for the block, two node groups: 4 x 32.7726 x 730 = 95,695.99
+    assert (path, cost["amount_usd"], cost["at_least"]) == ("modules/gpu/main.tf", 95696.0, False)
+    assert cost["basis"].startswith("4 nodes x $32.7726/h x 730 h = $95,696/month")
