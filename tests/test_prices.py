@@ -4,6 +4,7 @@ from linter/prices/gpu_prices.csv rows quoted in each test."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -230,3 +231,23 @@ def test_stale_table_notice():
 def test_determinism():
     q = Quantity(Target("gcp", model="L4"), 3, GPUS, per_accelerator=True)
     assert len({pricer().cost(q) for _ in range(3)}) == 1
+
+
+def test_price_file_is_a_bounded_plain_file_read(tmp_path: Path):
+    from mlcost_lint.prices.table import MAX_FILE_BYTES, read_text
+
+    with pytest.raises(ConfigError, match="is not a regular file"):
+        _config(tmp_path, '[prices]\nfile = "/dev/zero"\n')
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(PriceFileError, match="price file is not a regular file"):
+        read_text(fifo)                       # never opened: a FIFO would block
+    big = tmp_path / "big.csv"
+    with open(big, "wb") as fh:
+        fh.truncate(MAX_FILE_BYTES + 1)
+    with pytest.raises(PriceFileError, match="price file is larger than 16 MB"):
+        read_text(big)
+    binary = tmp_path / "bin.csv"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(PriceFileError, match=r"price file is not UTF-8 \(byte 0\)"):
+        read_text(binary)
