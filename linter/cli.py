@@ -32,12 +32,16 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 
 class _DefaultToCheck(click.Group):
-    """``mlcost-lint PATHS`` runs ``check``; ``rules`` and ``explain`` are
-    subcommands only as the first word."""
+    """``mlcost-lint PATHS`` runs ``check``; ``rules``, ``explain`` and
+    ``prices`` are subcommands only as the first word, exactly so spelled
+    (``./prices`` is a path)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
             args = ["check", *args]
+        elif args[0] != "check" and os.path.exists(args[0]):
+            click.echo(f"mlcost-lint: note: '{args[0]}' is a subcommand here; to lint the path, run "
+                       f"mlcost-lint ./{args[0]}", err=True)
         return super().parse_args(ctx, args)
 
 
@@ -64,6 +68,8 @@ def cli() -> None:
               help="Exit 1 when a finding is at or above this level.")
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 unless there is a usage or config error.")
 @click.option("--statistics", is_flag=True, help="Show the number of findings per rule instead of the findings.")
+@click.option("--sort", "sort_by", type=click.Choice(["location", "cost"]), default="location", show_default=True,
+              help="Order of findings: by path and line, or by estimated cost (highest first, unpriced last).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file (.mlcost-lint.toml or pyproject.toml).")
 @click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False),
               help="Report only findings not recorded in this baseline file.")
@@ -102,7 +108,8 @@ def cli() -> None:
 @click.option("--debug", is_flag=True, help="Print the traceback of an internal error.")
 def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[str, ...],
           extend_select: tuple[str, ...], ignore: tuple[str, ...],
-          fail_on: str, exit_zero: bool, statistics: bool, config_file: str | None, baseline_file: str | None,
+          fail_on: str, exit_zero: bool, statistics: bool, sort_by: str, config_file: str | None,
+          baseline_file: str | None,
           write_baseline_file: str | None, baseline_report_stale: bool, apply_fix: bool, show_diff: bool,
           project_root: str | None, no_project_context: bool, var_file: tuple[str, ...],
           tf_vars: tuple[str, ...], jobs: int | None, no_cache: bool, cache_dir: str | None,
@@ -135,6 +142,9 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
         first = Path(targets[0]) if targets[0] != "-" else Path.cwd()
         settings = _settings(config_file, first, select, extend_select, ignore, exclude, extend_exclude,
                              respect_gitignore)
+        from mlcost_lint.pricing import table_for
+
+        table_for(settings)     # a bad [prices] file is a config error before any work
         if show_settings:
             from mlcost_lint.show_settings import render
 
@@ -201,6 +211,10 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
 
         fixes = {id(f): fix for f, fix in fixes_for(run.findings, run.result.project)}
         fixable = frozenset(fixes)
+    if sort_by == "cost":
+        from mlcost_lint.pricing import sort_by_cost
+
+        run.findings = sort_by_cost(run.findings)
     notices = selection_notices(settings, rules)
     skipped = cli_output.skipped_line(run.result, scope.report_paths)
     if skipped:
@@ -210,7 +224,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
         stdin_bytes = stdin.head   # over the size limit it was not parsed: no source lines
     cli_output.emit(run, rules, fmt, output, statistics, fixable, notices, errors,
                     color=cli_output.use_color(color_choice, fmt, output), quiet=quiet, fail=_fail, fixes=fixes,
-                    stdin=stdin_bytes)
+                    stdin=stdin_bytes, prices=_price_report(settings))
     if errors:
         sys.exit(2)     # an internal error is never a pass, whatever --exit-zero/--fail-on say
     if run.files_reported == 0 and not run.findings:
@@ -433,6 +447,15 @@ def _report_stale(stale: list[Any], baseline_file: str) -> None:
                    err=True)
 
 
+def _price_report(settings: Any) -> tuple[list[str], dict[str, object]]:
+    """(summary notices, table facts) of the run's price table."""
+    from mlcost_lint.pricing import price_info, stale_notice, table_for
+
+    table = table_for(settings)
+    notice = stale_notice(table)
+    return ([notice] if notice else []), price_info(table, settings.prices_discount)
+
+
 @cli.command("rules")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules_command(fmt: str) -> None:
@@ -465,6 +488,71 @@ def explain_command(code: str) -> None:
     click.echo(f"# {rule.code} {rule.name}\n")
     click.echo(f"Level: {rule.level.value} · Confidence: {rule.confidence.value} · Category: {rule.category.value}\n")
     click.echo(rule.docs())
+
+
+@cli.command("prices")
+@click.argument("type_name", metavar="[TYPE]", required=False)
+@click.option("--region", help="Only rows of this region.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+              help="Config file whose [prices] (discount, file) applies.")
+def prices_command(type_name: str | None, region: str | None, fmt: str, config_file: str | None) -> None:
+    """Show the price table: its date and source, and the rows of TYPE (an
+    instance/machine type or VM size, a GCP accelerator or TPU slice, or a
+    GPU model such as A100 or L4)."""
+    from mlcost_lint.config import ConfigError, load_settings
+    from mlcost_lint.pricing import price_rows, stale_notice, table_for
+
+    try:
+        settings = load_settings(Path(config_file) if config_file else None, Path.cwd())
+        table = table_for(settings)
+    except ConfigError as exc:
+        _fail(str(exc))
+        return
+    rows = price_rows(table, type_name, region) if (type_name or region) else []
+    info = table.info
+    if fmt == "json":
+        import json
+
+        from mlcost_lint.pricing import price_info
+
+        click.echo(json.dumps({"table": price_info(table, settings.prices_discount), "rows": rows}, indent=2))
+        return
+    click.echo(f"Price table: {len(table.rows)} rows, list prices in USD per hour, as of {info.date}")
+    click.echo(f"Source: {info.source}")
+    click.echo(f"Source date: {info.source_date}; built {info.built}")
+    if table.override:
+        click.echo(f"Rows replaced from: {table.override}")
+    if settings.prices_discount:
+        click.echo(f"Discount: {settings.prices_discount:.0%} off list prices in findings ([prices] discount)")
+    notice = stale_notice(table)
+    if notice:
+        click.echo(notice)
+    if not (type_name or region):
+        counts: dict[str, int] = {}
+        for row in table.rows:
+            counts[row.cloud] = counts.get(row.cloud, 0) + 1
+        click.echo("Rows per cloud: " + ", ".join(f"{c} {n}" for c, n in sorted(counts.items())))
+        click.echo("Run `mlcost-lint prices TYPE [--region R]` for the rows of a type (p4d.24xlarge, a2-highgpu-1g, "
+                   "Standard_NC24ads_A100_v4, v5litepod-8, L4).")
+        return
+    if not rows:
+        what = " ".join(filter(None, [type_name, f"in {region}" if region else None]))
+        click.echo(f"No row for {what}: price unknown.")
+        sys.exit(1)
+    header = ("cloud", "type", "accelerators", "region", "on-demand", "per accel.", "spot (median)", "note")
+    table_rows = [(r["cloud"], r["name"], r["accelerators"], r["region"], _usd(r["on_demand_usd_per_hour"]),
+                   _usd(r["on_demand_per_accelerator"]), _usd(r["spot_usd_per_hour_median"]), r["note"])
+                  for r in rows]
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *table_rows)]
+    for line in (header, *table_rows):
+        click.echo("  ".join(str(x).ljust(w) for x, w in zip(line, widths)).rstrip())
+
+
+def _usd(value: float | None) -> str:
+    from mlcost_lint.pricing import usd_rate
+
+    return "-" if value is None else usd_rate(value)
 
 
 def _fail(message: str) -> None:

@@ -93,7 +93,8 @@ def verbose(result: Any, report_paths: set[str] | None) -> None:
 def emit(run: Any, rules: list[Any], fmt: str, output: str | None, statistics: bool,
          fixable: frozenset[int], notices: list[str], errors: list[Any], *,
          color: bool, quiet: bool, fail: Any, fixes: dict[int, Any] | None = None,
-         stdin: bytes | None = None) -> None:
+         stdin: bytes | None = None,
+         prices: tuple[list[str], dict[str, object]] = ([], {})) -> None:
     """Render and write the report. With ``--output`` the summary line (and
     the skipped line) still goes to stderr, so a failing CI step says why."""
     from mlcost_lint.discover import STDIN_DISPLAY
@@ -103,7 +104,8 @@ def emit(run: Any, rules: list[Any], fmt: str, output: str | None, statistics: b
     # source lines of `-` come from the bytes read on stdin, never a file named stdin
     data = ReportInput(findings=run.findings, rules=rules, files_scanned=run.files_reported, color=color,
                        fixable=fixable, secrets=run.result.secrets, notices=notices, errors=errors, quiet=quiet,
-                       fixes=fixes or {}, read_source=source_reader(stdin, STDIN_DISPLAY))
+                       fixes=fixes or {}, read_source=source_reader(stdin, STDIN_DISPLAY),
+                       price_notices=prices[0], price_info=prices[1])
     if statistics:
         from mlcost_lint.report.statistics import render_json, render_text
 

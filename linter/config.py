@@ -48,6 +48,10 @@ class Settings:
     default_region: str | None = None
     bucket_regions: dict[str, str] = field(default_factory=dict)
     policy: Policy = field(default_factory=Policy)
+    # [prices] (rules.md, "Cost estimates"): a fraction off list prices, and
+    # a CSV / SkyPilot vms.csv whose rows replace the shipped ones.
+    prices_discount: float = 0.0
+    prices_file: Path | None = None
     # Resource bounds for hostile input (product.md, Bad input).
     max_file_size_mb: float = 5.0
     max_nesting_depth: int = 500
@@ -191,6 +195,7 @@ def validate(raw: Any, source: str) -> None:
         "minimum": f"expected a number >= {err.validator_value}",
         "exclusiveMinimum": f"expected a number > {err.validator_value}",
         "maximum": f"expected a number <= {err.validator_value}",
+        "exclusiveMaximum": f"expected a number < {err.validator_value}",
         "minLength": "expected a non-empty string",
         "maxItems": f"expected at most {err.validator_value} items",
     }.get(str(err.validator), err.message)
@@ -214,9 +219,23 @@ def settings_from_raw(raw: dict[str, Any], source: str | None, root: Path) -> Se
                 max_gpus_per_job=value.get("max-gpus-per-job"),
                 allowed_regions=value.get("allowed-regions"),
             )
+        elif key == "prices":
+            s.prices_discount = float(value.get("discount", 0.0))
+            if "file" in value:
+                s.prices_file = _price_file(value["file"], root, source)
         else:
             setattr(s, key.replace("-", "_"), value)
     return s
+
+
+def _price_file(value: str, root: Path, source: str | None) -> Path:
+    """``[prices] file``, relative to the config file's folder; a plain file."""
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        path = root / path
+    if not path.is_file():
+        raise ConfigError(f"{source}: [prices] file '{value}' does not exist or is not a regular file")
+    return path
 
 
 def load_settings(config_file: Path | None, first_path: Path) -> Settings:

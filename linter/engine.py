@@ -252,4 +252,20 @@ def merge_module_repeats(findings: list[Finding]) -> list[Finding]:
                       for r in calls[:1]) or (Related(f.location, f"also reached as {f.address}"),)
         known = {(r.location, r.message) for r in kept.related}
         kept.related = kept.related + tuple(r for r in extra if (r.location, r.message) not in known)
+        kept.quantity = _add_quantities(kept.quantity, f.quantity)
     return out
+
+
+def _add_quantities(kept, other):
+    """Each module call is capacity of its own: the one finding prices them
+    all (the same type and region: summed; otherwise the first, "at least")."""
+    import dataclasses
+
+    if kept is None or other is None:
+        return kept if other is None else dataclasses.replace(other, count_at_least=True)
+    if (kept.target, kept.kind, kept.price, kept.units, kept.per_accelerator, kept.smaller) == \
+            (other.target, other.kind, other.price, other.units, other.per_accelerator, other.smaller) \
+            and kept.count is not None and other.count is not None:
+        return dataclasses.replace(kept, count=kept.count + other.count,
+                                   count_at_least=kept.count_at_least or other.count_at_least)
+    return dataclasses.replace(kept, count_at_least=True)

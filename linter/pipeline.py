@@ -287,6 +287,10 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     project = build_model(parsed, settings, var_files, options.cli_vars)
     failures: list[RuleFailure] = []
     findings = run_rules(project, settings, selected_rules(settings), failures)
+    # Money on accelerator findings: one pricing step for every rule (mlcost_lint.pricing).
+    from mlcost_lint.pricing import price_findings
+
+    price_findings(findings, settings)
     # No message prints a secret-looking value, whichever rule wrote it (mlcost_lint.secrets).
     from mlcost_lint.secrets import redact_findings
 

@@ -31,6 +31,7 @@ from mlcost_lint.model.core import Location, Related
 if TYPE_CHECKING:
     from mlcost_lint.config import Settings
     from mlcost_lint.model.project import Project
+    from mlcost_lint.pricing import Cost, Quantity
 
 
 class Level(str, Enum):
@@ -76,6 +77,10 @@ class Finding:
     # First line of the block / mapping the finding flags: a suppression
     # comment directly above it applies (product.md, Suppressions).
     object_line: int | None = None
+    # What the finding keeps or holds, declared by the rule; the pricing step
+    # (mlcost_lint.pricing) turns it into ``cost``. Rules never set ``cost``.
+    quantity: "Quantity | None" = None
+    cost: "Cost | None" = None
 
     def sort_key(self) -> tuple:
         return (self.location.path, self.location.line, self.location.column, self.code,
@@ -112,6 +117,7 @@ class Rule:
         *,
         related: Iterable[Related] = (),
         object_line: int | None = None,
+        quantity: "Quantity | None" = None,
     ) -> Finding:
         return Finding(
             code=self.code,
@@ -121,6 +127,7 @@ class Rule:
             level=self.level,
             related=tuple(related),
             object_line=object_line,
+            quantity=quantity,
         )
 
     @classmethod

@@ -136,4 +136,5 @@ def test_unknown_launch_template_no_longer_drops_mlc203(tmp_path: Path):
     assert r.out.splitlines()[0] == (
         "main.tf:32:5: MLC203 [warning] EKS node group aws_eks_node_group.gpu keeps 2 x g5.xlarge = 2 A10G GPUs "
         "running with no job (scaling_config.min_size = 2); set scaling_config.min_size = 0 and desired_size = 0; "
-        "a cluster autoscaler or Karpenter must run in the cluster to add nodes when jobs arrive")
+        "a cluster autoscaler or Karpenter must run in the cluster to add nodes when jobs arrive "
+        "(at least ~$1,469/month)")    # 2 x g5.xlarge x $1.006/h (cheapest region) x 730 h

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 from mlcost_lint.rule import Finding, Rule
@@ -93,6 +92,10 @@ class ReportInput:
     quiet: bool = False
     # id() of a finding -> its mlcost_lint.fix.Fix (rdjson suggestions).
     fixes: dict[int, object] = field(default_factory=dict)
+    # Summary lines about the price table (older than 180 days), and what
+    # the table is (date, source, discount) for SARIF run.properties.
+    price_notices: list[str] = field(default_factory=list)
+    price_info: dict[str, object] = field(default_factory=dict)
 
 
 def fingerprints(findings: list[Finding]) -> list[str]:

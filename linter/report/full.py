@@ -21,7 +21,8 @@ from itertools import groupby
 from typing import Callable
 
 from mlcost_lint.report import ReportInput
-from mlcost_lint.report.text import BOLD, COLORS, DIM, RESET, summary_line
+from mlcost_lint.pricing import with_cost
+from mlcost_lint.report.text import BOLD, COLORS, DIM, RESET, cost_lines, summary_line
 
 # The token a caret run covers: up to the next space or YAML/HCL punctuation.
 _TOKEN = re.compile(r"[^\s:,=\[\]{}()]+")
@@ -84,7 +85,7 @@ def render(data: ReportInput) -> str:
             head = (f"  {paint(where, DIM)}  {paint(level, COLORS[level])}  "
                     f"{paint(f.code, BOLD)} {rule.name if rule else ''}{marker}").rstrip()
             out.append(head)
-            out.append(f"  {f.message}")
+            out.append(f"  {with_cost(f)}")
             gutter = len(str(f.location.line))
             pad = " " * (gutter + 3)
             if source is not None and 1 <= f.location.line <= len(source):
@@ -98,12 +99,15 @@ def render(data: ReportInput) -> str:
             for r in f.related:
                 text = f": {r.message}" if r.message else ""
                 out.append(f"{pad}= related: {r.location}{text}")
+            if f.cost is not None:
+                out.append(f"{pad}= {paint('cost', BOLD)}: {f.cost.basis}")
             out.append("")
     if data.quiet:   # -q: the findings only
         while out and out[-1] == "":
             out.pop()
         return "\n".join(out) + ("\n" if out else "")
     out.append(summary_line(counts, data.files_scanned))
+    out.extend(cost_lines(data))
     out.extend(data.notices)
     if data.fixable:
         n = len(data.fixable)

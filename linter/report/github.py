@@ -3,12 +3,12 @@ GitHub shows, and the full list as Markdown for ``$GITHUB_STEP_SUMMARY``.
 
 GitHub displays at most 10 annotations of each level (error, warning,
 notice) per step and 50 per job; the rest are dropped without a word. So
-the annotations are ordered (errors first, then warnings, then notes;
-:func:`order` is the one place to change that, e.g. by cost), at most
+the annotations are ordered (errors first, then warnings, then notes, and
+by cost within a level: :func:`order` is the one place), at most
 :data:`PER_LEVEL` of each level are written, and one plain log line says how
 many more there are and where to see them. :func:`step_summary` renders
-every finding as a Markdown table whose columns are :data:`COLUMNS`, so a
-column (cost) is one entry more.
+the cost totals, the top findings by cost, and every finding as a Markdown
+table whose columns are :data:`COLUMNS`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable
 
+from mlcost_lint.pricing import totals, with_cost
+
 from mlcost_lint.report import ReportInput
 from mlcost_lint.rule import Finding
+
+TOP = 10
 
 _COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
 _RANK = {"error": 0, "warning": 1, "note": 2}
@@ -33,8 +37,10 @@ def _prop(text: str) -> str:
 
 
 def order(findings: list[Finding]) -> list[Finding]:
-    """Errors first, then warnings, then notes; within a level, the report order."""
-    return sorted(findings, key=lambda f: _RANK[f.level.value])
+    """Errors first, then warnings, then notes; within a level, highest cost
+    first (an hourly figure counts as 730 hours), then the report order."""
+    return sorted(findings, key=lambda f: (_RANK[f.level.value],
+                                           -(f.cost.monthly() if f.cost is not None else -2.0)))
 
 
 def render(data: ReportInput) -> str:
@@ -49,7 +55,7 @@ def render(data: ReportInput) -> str:
         title = f"{f.code} {names.get(f.code, '')}".strip()
         props = (f"file={_prop(f.location.path)},line={f.location.line},"
                  f"col={f.location.column},title={_prop(title)}")
-        lines.append(f"::{_COMMAND[level]} {props}::{_data(f.message)}")
+        lines.append(f"::{_COMMAND[level]} {props}::{_data(with_cost(f))}")
     hidden = len(data.findings) - sum(shown.values())
     if hidden:
         lines.append(f"mlcost-lint: {hidden} more finding{'s' if hidden != 1 else ''} not annotated (GitHub shows "
@@ -59,7 +65,9 @@ def render(data: ReportInput) -> str:
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+    from mlcost_lint.secrets import escape_controls
+
+    return escape_controls(text).replace("|", "\\|").replace("\n", " ").replace("\r", " ")
 
 
 # (header, cell) per column of the step summary table.
@@ -68,6 +76,7 @@ COLUMNS: list[tuple[str, Callable[[Finding, dict[str, str]], str]]] = [
     ("rule", lambda f, names: f"{f.code} {names.get(f.code, '')}".strip()),
     ("where", lambda f, names: f"`{f.location.path}:{f.location.line}`"),
     ("finding", lambda f, names: f.message),
+    ("cost", lambda f, names: f.cost.short() if f.cost is not None else ""),
 ]
 
 
@@ -81,7 +90,22 @@ def step_summary(data: ReportInput) -> str:
     parts = ", ".join(f"{counts[lv]} {lv}{'s' if counts[lv] != 1 else ''}"
                       for lv in ("error", "warning", "note") if counts[lv])
     out = [f"### mlcost-lint: {len(data.findings)} finding{'s' if len(data.findings) != 1 else ''} ({parts}) "
-           f"in {files} file{'s' if files != 1 else ''}", "",
+           f"in {files} file{'s' if files != 1 else ''}"]
+    t = totals(data.findings)
+    if t.any:
+        out += ["", t.text()]
+    out += ["", *data.price_notices] if data.price_notices else []
+    priced = sorted((f for f in data.findings if f.cost is not None and f.cost.known),
+                    key=lambda f: (-f.cost.monthly(), f.sort_key()))
+    if priced:
+        out += ["", "#### Top findings by cost", "", "| cost | rule | where | finding |", "|---|---|---|---|"]
+        for f in priced[:TOP]:
+            out.append(f"| {_md(f.cost.short())} | {f.code} | `{_md(f.location.path)}:{f.location.line}` "
+                       f"| {_md(f.message)} |")
+        if len(priced) > TOP:
+            out += ["", f"{len(priced) - TOP} more priced finding{'s' if len(priced) - TOP != 1 else ''} "
+                        "in the table below."]
+    out += ["", "#### All findings", "",
            "| " + " | ".join(h for h, _ in COLUMNS) + " |",
            "|" + "|".join("---" for _ in COLUMNS) + "|"]
     for f in order(data.findings):

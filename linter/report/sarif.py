@@ -36,6 +36,12 @@ class _RuleProperties(om.PropertyBag):
 @attr.s
 class _ResultProperties(om.PropertyBag):
     address = attr.ib(default=None, metadata={"schema_property_name": "address"})
+    cost = attr.ib(default=None, metadata={"schema_property_name": "cost"})
+
+
+@attr.s
+class _RunProperties(om.PropertyBag):
+    cost = attr.ib(default=None, metadata={"schema_property_name": "cost"})
 
 
 def _to_json(obj: Any) -> Any:
@@ -119,9 +125,11 @@ def _escape_link_text(text: str) -> str:
 def result_message(finding: Finding) -> str:
     """The finding's message, plus a link to each related location: code
     scanning turns ``[text](N)`` into a link to relatedLocations id N."""
+    from mlcost_lint.pricing import with_cost
+
     if not finding.related:
-        return finding.message
-    text = _escape_link_text(finding.message)
+        return with_cost(finding)
+    text = _escape_link_text(with_cost(finding))
     links = []
     for i, r in enumerate(finding.related, start=1):
         where = f"{r.location.path}:{r.location.line}"
@@ -194,7 +202,7 @@ def build_log(data: ReportInput) -> om.SarifLog:
                 f.location.path, f.location.line, f.location.column, f.location.end_line))],
             partial_fingerprints={FINGERPRINT_KEY: fp},
             related_locations=related or None,
-            properties=_ResultProperties(address=f.address),
+            properties=_ResultProperties(address=f.address, cost=f.cost.as_dict() if f.cost else None),
         ))
     driver = om.ToolComponent(
         name="mlcost-lint",
@@ -216,10 +224,20 @@ def build_log(data: ReportInput) -> om.SarifLog:
     invocation = om.Invocation(execution_successful=not data.errors,
                                tool_execution_notifications=notifications or None)
     run = om.Run(tool=om.Tool(driver=driver), results=results, column_kind="unicodeCodePoints", language=None,
-                 invocations=[invocation],
+                 invocations=[invocation], properties=_run_properties(data),
                  original_uri_base_ids={"%SRCROOT%": om.ArtifactLocation(
                      description=om.Message(text="The folder mlcost-lint ran in; result paths are relative to it."))})
     return om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run])
+
+
+def _run_properties(data: ReportInput) -> _RunProperties | None:
+    """The cost totals of the run (rules.md, Cost estimates), when a finding is priced."""
+    from mlcost_lint.pricing import totals
+
+    t = totals(data.findings)
+    if not (t.any or t.unknown):
+        return None
+    return _RunProperties(cost={**t.as_dict(), "prices": dict(data.price_info)})
 
 
 def render(data: ReportInput) -> str:

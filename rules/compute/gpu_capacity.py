@@ -16,6 +16,7 @@ from mlcost_lint.model.core import UNKNOWN, Location, Maybe
 
 if TYPE_CHECKING:
     from mlcost_lint.catalogue.devices import DeviceNoun
+    from mlcost_lint.pricing import Target
 
 def format_gpus(n: float) -> str:
     return str(int(n)) if float(n).is_integer() else f"{n:g}"
@@ -226,3 +227,112 @@ def held_text(templates: Iterable[Any], per_pod: bool = False) -> str:
             total += n
             exact = False
     return ("" if exact else "at least ") + noun.count(total)
+
+
+# ------------------------------------------------- what findings cost ---
+# Rules declare the quantity (mlcost_lint.pricing.Quantity); the pricing step
+# turns it into money. These helpers say which capacity one unit is.
+
+CLOUD_OF_PROVIDER = {"aws": "aws", "google": "gcp", "google-beta": "gcp", "azurerm": "azure", "azapi": "azure"}
+# Node-label prefixes that tell the cloud when only a GPU model is pinned.
+CLOUD_OF_LABEL_PREFIX = (("karpenter.k8s.aws/", "aws"), ("eks.amazonaws.com/", "aws"),
+                         ("cloud.google.com/", "gcp"), ("karpenter.azure.com/", "azure"),
+                         ("kubernetes.azure.com/", "azure"))
+
+
+def _region(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def resource_target(resource: Any, types: Iterable[Any] = (), accelerator: tuple[str, int] | None = None) -> "Target":
+    """One instance of a Terraform resource's type(s) in its region."""
+    from mlcost_lint.pricing import Target
+
+    names = tuple(t for t in types if isinstance(t, str) and t)
+    return Target(CLOUD_OF_PROVIDER.get(resource.provider), names, accelerator, region=_region(resource.region))
+
+
+def pool_target(pool: Any) -> "Target":
+    """One node of a Terraform node group / pool: its instance type(s) (several
+    listed: the cheapest), a GCP guest accelerator, its region."""
+    from mlcost_lint.pricing import Target
+
+    types = pool.instance_types if isinstance(pool.instance_types, list) else \
+        (pool.node_types if isinstance(pool.node_types, list) else [])
+    acc = pool.guest_accelerator
+    accelerator = (str(acc[0]), int(acc[1])) if acc and isinstance(acc[0], str) and isinstance(acc[1], int) else None
+    if not types and accelerator is None and pool.is_gpu and pool.accelerator.kind == "accelerator":
+        accelerator = (pool.accelerator.name, int(pool.accelerator.count) or 1)
+    cloud = pool.accelerator.cloud if pool.is_gpu and pool.accelerator.cloud else \
+        CLOUD_OF_PROVIDER.get(pool.resource.provider)
+    return Target(cloud, tuple(t for t in types if isinstance(t, str)), accelerator,
+                  region=_region(pool.resource.region))
+
+
+def template_target(project: Any, template: Any, settings: Any) -> "Target":
+    """One node of where a pod template runs: the linked pool, else the
+    instance type its selector names, else the GPU model it pins (priced as
+    the cheapest instance carrying it, "at least"). Region: the pool's, a
+    region selector, else ``default-region``."""
+    from mlcost_lint.catalogue import Accelerator
+    from mlcost_lint.link import compute_region_of
+    from mlcost_lint.link.pools import linked_pool
+    from mlcost_lint.model.capacity import selector_of
+    from mlcost_lint.pricing import Target
+
+    found = compute_region_of(project, template, settings)
+    region = found[0] if found else None
+    pool = linked_pool(project, template)
+    if pool is not None:
+        target = pool_target(pool)
+        return target if target.region else Target(target.cloud, target.types, target.accelerator, region=region)
+    placement = project.links.placement_of(template)
+    node = placement.node_type if placement is not None else None
+    if isinstance(node, Accelerator) and node.kind == "instance":
+        return Target(node.cloud, (node.name,), region=region)
+    gpu = placement.gpu if placement is not None else None
+    if isinstance(gpu, Accelerator):
+        if gpu.kind == "instance":
+            return Target(gpu.cloud, (gpu.name,), region=region)
+        return Target(gpu.cloud, model=gpu.gpu.name, region=region)
+    if gpu is not None:
+        labels = selector_of(template).labels()
+        cloud = next((c for prefix, c in CLOUD_OF_LABEL_PREFIX if any(k.startswith(prefix) for k in labels)), None)
+        return Target(cloud, model=getattr(gpu, "name", None), region=region)
+    return Target(None, region=region)
+
+
+def run_bound_hours(workload: Any, template: Any = None) -> float | None:
+    """Hours one run of a batch workload may last (activeDeadlineSeconds of
+    the job or of the pod template), None when unbounded or unknown."""
+    from mlcost_lint.model.capacity import count_value
+
+    family = job_kind(workload)
+    seconds: Any = None
+    if family is not None:
+        value, _ = first_written(workload, DEADLINE_PATHS[family])
+        seconds = count_value(value)
+    if not isinstance(seconds, int) and template is not None:
+        seconds = template.active_deadline_seconds
+    return seconds / 3600 if isinstance(seconds, int) and not isinstance(seconds, bool) and seconds > 0 else None
+
+
+def pods_of(template: Any) -> tuple[int, bool]:
+    """(replicas, exact): an unknown replica count counts 1, "at least"."""
+    replicas = template.replicas
+    return (replicas, True) if isinstance(replicas, int) and not isinstance(replicas, bool) else (1, False)
+
+
+def pool_price(pool: Any) -> str:
+    """Which price a pool's nodes bill at: spot on a spot pool, else on-demand."""
+    from mlcost_lint.pricing import LIST, SPOT
+
+    return SPOT if pool.spot is True else LIST
+
+
+def template_price(project: Any, template: Any) -> str:
+    """Which price a pod template's nodes bill at: spot when it runs on spot capacity."""
+    from mlcost_lint.link import spot_of
+    from mlcost_lint.pricing import LIST, SPOT
+
+    return SPOT if spot_of(project, template) is True else LIST

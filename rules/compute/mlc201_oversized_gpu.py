@@ -8,7 +8,9 @@ from mlcost_lint.rules.compute.gpu_memory import (
     address_of, container_links, estimate, gpu_name, is_tpu_or_other, launched_ranks, memory_inputs,
     memory_per_gpu, ranked_gpu_resource, sharded, template_label,
 )
-from mlcost_lint.rules.compute.notebooks import NOTEBOOKS
+from mlcost_lint.pricing import ALWAYS_ON, HELD, Quantity, Target
+from mlcost_lint.rules.compute.gpu_capacity import pods_of, run_bound_hours, template_price, template_target
+from mlcost_lint.rules.compute.notebooks import NOTEBOOKS, notebook_target
 
 NOTEBOOK_MAX_GPUS = 4
 
@@ -72,13 +74,13 @@ class OversizedGpu(Rule):
                     n = container.gpu_count()
                     if n is UNKNOWN or n == 0:
                         continue
-                    yield from self._idle_ranks(project, workload, template, container, n)
-                    yield from self._forced_cpu(project, workload, template, container, n)
+                    yield from self._idle_ranks(project, settings, workload, template, container, n)
+                    yield from self._forced_cpu(project, settings, workload, template, container, n)
                     yield from self._too_big(project, settings, workload, template, container, n)
         yield from self._notebooks(project)
 
     # (a) -----------------------------------------------------------------
-    def _idle_ranks(self, project, workload, template, container, n: int) -> Iterator[Finding]:
+    def _idle_ranks(self, project, settings, workload, template, container, n: int) -> Iterator[Finding]:
         resource = ranked_gpu_resource(container)
         if resource is None:
             return
@@ -103,10 +105,11 @@ class OversizedGpu(Rule):
             address_of(workload, template, container),
             related=related,
             object_line=container.loc().line,
+            quantity=_held_gpus(project, settings, workload, template, idle),
         )
 
     # (b) -----------------------------------------------------------------
-    def _forced_cpu(self, project, workload, template, container, n: int) -> Iterator[Finding]:
+    def _forced_cpu(self, project, settings, workload, template, container, n: int) -> Iterator[Finding]:
         evidence = None
         launches = project.links.launches_of(container)
         if len(launches) == 1 and launches[0].forces_cpu is not None:
@@ -130,6 +133,7 @@ class OversizedGpu(Rule):
             address_of(workload, template, container),
             related=[Related(loc, "forces CPU training")],
             object_line=container.loc().line,
+            quantity=_held_gpus(project, settings, workload, template, n),
         )
 
     # (c) -----------------------------------------------------------------
@@ -176,6 +180,7 @@ class OversizedGpu(Rule):
             address_of(workload, template, container),
             related=related,
             object_line=container.loc().line,
+            quantity=_held_gpus(project, settings, workload, template, n, smaller),
         )
 
     # (d) -----------------------------------------------------------------
@@ -199,7 +204,23 @@ class OversizedGpu(Rule):
                 res.address,
                 related=res.related_module_calls(),
                 object_line=res.location.line,
+                quantity=Quantity(notebook_target(res, kind.size_attr, kind.accelerators_attr), 1,
+                                  ("instance", "instances"), ALWAYS_ON),
             )
+
+
+def _held_gpus(project, settings, workload, template, per_pod: int, smaller: Any = None) -> Quantity:
+    """``per_pod`` GPUs on every replica, held while the job runs, bounded by
+    its deadline; with ``smaller``, only the price above that GPU's."""
+    replicas, exact = pods_of(template)
+    target = template_target(project, template, settings)
+    cheaper = None
+    if smaller is not None:
+        cheaper = Target(smaller.cloud, (smaller.name,) if smaller.kind == "instance" else (),
+                         (smaller.name, 1) if smaller.kind == "accelerator" else None, region=target.region)
+    return Quantity(target, per_pod * replicas, ("GPU", "GPUs"), HELD, per_accelerator=True, smaller=cheaper,
+                    price=template_price(project, template),
+                    run_hours=run_bound_hours(workload, template), count_at_least=not exact)
 
 
 def _notebook_gpus(res, size_attr: str, accel_attr: str | None) -> tuple[int, str, str, str] | None:

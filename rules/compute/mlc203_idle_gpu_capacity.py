@@ -7,7 +7,9 @@ from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
 from mlcost_lint.link import capacity_of
 from mlcost_lint.model.capacity import RESERVED, gpu_pools, kept_capacity
 from mlcost_lint.catalogue.devices import noun_for_model
-from mlcost_lint.rules.compute.gpu_capacity import format_gpus, template_noun
+from mlcost_lint.pricing import ALWAYS_ON, Quantity
+from mlcost_lint.rules.compute.gpu_capacity import (format_gpus, pool_price, pool_target, template_noun,
+                                                    template_price, template_target)
 
 # Long-lived Ray clusters that wait for jobs. Not a RayJob's cluster (it lives
 # as long as its job) and not serving capacity (RayService, Deployments,
@@ -113,7 +115,7 @@ class IdleGpuCapacity(Rule):
 
     def check(self, project, settings) -> Iterator[Finding]:
         yield from self._terraform(project)
-        yield from self._ray(project)
+        yield from self._ray(project, settings)
 
     def _terraform(self, project) -> Iterator[Finding]:
         for pool in gpu_pools(project):
@@ -153,15 +155,19 @@ class IdleGpuCapacity(Rule):
             fix = _SCALE_TO_ZERO[pool.spec.kind]
             if pool.resource.origin == "module-input":
                 fix = MODULE_FIX.get(pool.spec.kind, fix)
+            # Always-on: the nodes kept with no job, each at its type's price.
+            quantity = Quantity(pool_target(pool), kept.nodes, ("node", "nodes"), ALWAYS_ON,
+                                price=pool_price(pool), count_at_least=pool.spec.unit == "vcpus")
             yield self.finding(
                 f"{pool.spec.kind} {pool.address} {what}; {fix}",
                 pool.loc(where_attr),
                 pool.address,
                 related=pool.resource.related_module_calls(),
                 object_line=pool.resource.location.line,
+                quantity=quantity,
             )
 
-    def _ray(self, project) -> Iterator[Finding]:
+    def _ray(self, project, settings) -> Iterator[Finding]:
         for workload in project.kubernetes.workloads:
             if workload.kind not in RAY_CLUSTER_KINDS:
                 continue
@@ -180,6 +186,10 @@ class IdleGpuCapacity(Rule):
                 total = minimum * hosts * per_pod
                 group_path = tuple(template.key_path[:-1])
                 noun = template_noun(template)
+                quantity = Quantity(template_target(project, template, settings),
+                                    total if isinstance(total, (int, float)) else None, (noun.one, noun.many),
+                                    ALWAYS_ON, per_accelerator=True, price=template_price(project, template),
+                                    count_at_least=not known_hosts)
                 yield self.finding(
                     f"{workload.kind} {workload.name} worker group {template.role} keeps minReplicas: {minimum} x "
                     f"{host_text}{noun.count(per_pod)} = "
@@ -190,4 +200,5 @@ class IdleGpuCapacity(Rule):
                     f"{workload.address}/{template.role}",
                     related=capacity.related,
                     object_line=workload.loc().line,
+                    quantity=quantity,
                 )

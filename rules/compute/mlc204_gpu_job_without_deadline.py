@@ -5,6 +5,7 @@ from typing import Iterator
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
 from mlcost_lint.model.capacity import count_value
+from mlcost_lint.pricing import HELD, LIST, Quantity, Target
 from mlcost_lint.rules.compute.gpu_capacity import (
     DEADLINE_PATHS,
     child_job_path,
@@ -12,6 +13,10 @@ from mlcost_lint.rules.compute.gpu_capacity import (
     held_text,
     job_kind,
     kind_label,
+    pods_of,
+    template_noun,
+    template_price,
+    template_target,
 )
 
 # Where the fix goes, per batch family (relative to the object).
@@ -52,6 +57,30 @@ def _metadata_bound(workload, template) -> object:
             if value is not None:
                 return count_value(value)
     return None
+
+
+def _hung_run(project, settings, templates) -> Quantity:
+    """What each hour of a hung run holds: every accelerator of the unbounded
+    templates (one price: all on the same kind of node, else unknown)."""
+    from mlcost_lint.catalogue.devices import NEURON_CORE
+
+    targets = {template_target(project, t, settings) for t in templates}
+    noun = template_noun(*templates)
+    total, exact = 0, True
+    for t in templates:
+        n = t.gpu_count()
+        replicas, known = pods_of(t)
+        if not isinstance(n, int) or isinstance(n, bool):
+            total = None
+            break
+        total += n * replicas
+        exact = exact and known
+    if len(targets) != 1 or noun is NEURON_CORE:
+        total = None
+    target = next(iter(targets)) if len(targets) == 1 else Target(None)
+    prices = {template_price(project, t) for t in templates}
+    return Quantity(target, total if len(prices) == 1 else None, (noun.one, noun.many), HELD, per_accelerator=True,
+                    price=prices.pop() if len(prices) == 1 else LIST, count_at_least=not exact)
 
 
 class GpuJobWithoutDeadline(Rule):
@@ -143,4 +172,5 @@ class GpuJobWithoutDeadline(Rule):
                 where,
                 workload.address,
                 object_line=workload.loc().line,
+                quantity=_hung_run(project, settings, unbounded),
             )

@@ -7,14 +7,18 @@ from typing import Any, Iterator
 
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.pricing import ALWAYS_ON, Quantity
 from mlcost_lint.rules.compute.gpu_capacity import (
     first_written,
     format_gpus,
     held_text,
     job_kind,
+    pods_of,
     template_noun,
+    template_price,
+    template_target,
 )
-from mlcost_lint.rules.compute.notebooks import NOTEBOOKS, NotebookKind
+from mlcost_lint.rules.compute.notebooks import NOTEBOOKS, NotebookKind, notebook_target
 
 # Kinds whose pods run until deleted: a waiting command there holds its GPUs.
 LONG_RUNNING_KINDS = frozenset({"Deployment", "StatefulSet", "Pod", "ReplicaSet"})
@@ -134,6 +138,19 @@ def _container_held(container) -> str:
     return noun.count(sum(counts.values()))
 
 
+def _held_around_the_clock(project, settings, template, container) -> Quantity:
+    """The container's accelerators on every replica, always on."""
+    from mlcost_lint.catalogue.devices import NEURON_CORE, noun_for_resources
+
+    counts = container.accelerators()
+    noun = noun_for_resources(counts)
+    replicas, exact = pods_of(template)
+    known = noun is not NEURON_CORE and not any(n is UNKNOWN for n in counts.values())
+    return Quantity(template_target(project, template, settings),
+                    sum(counts.values()) * replicas if known else None, (noun.one, noun.many), ALWAYS_ON,
+                    per_accelerator=True, price=template_price(project, template), count_at_least=not exact)
+
+
 def _noun_word(model, n) -> str:
     from mlcost_lint.catalogue.devices import noun_for_model
 
@@ -199,7 +216,7 @@ class GpuNotReleased(Rule):
             elif job_kind(workload) == "kubeflow":
                 yield from self._kubeflow(workload, templates)
             elif workload.kind in LONG_RUNNING_KINDS:
-                yield from self._waiting(workload, templates)
+                yield from self._waiting(project, settings, workload, templates)
         for resource in project.terraform.resources:
             if resource.mode != "managed":
                 continue
@@ -229,7 +246,7 @@ class GpuNotReleased(Rule):
             workload.document.location(path), workload.address, object_line=workload.loc().line,
         )
 
-    def _waiting(self, workload, templates) -> Iterator[Finding]:
+    def _waiting(self, project, settings, workload, templates) -> Iterator[Finding]:
         for template in templates:
             for container in template.containers:
                 if not any(n is UNKNOWN or n > 0 for n in container.accelerators().values()):
@@ -245,6 +262,7 @@ class GpuNotReleased(Rule):
                     "as a Job or scale the workload to zero when unused",
                     container.loc(key), f"{workload.address}/{container.name}",
                     object_line=workload.loc().line,
+                    quantity=_held_around_the_clock(project, settings, template, container),
                 )
 
     def _notebook(self, resource) -> Iterator[Finding]:
@@ -258,6 +276,7 @@ class GpuNotReleased(Rule):
             from mlcost_lint.catalogue import instance_type
 
             accelerator = instance_type(size)
+            target = notebook_target(resource, size_attr, None)
             idle = _azapi_idle(resource)
             label, fix, idle_attr = "Azure ML compute instance", \
                 "set properties.properties.idleTimeBeforeShutdown (e.g. \"PT60M\")", "body"
@@ -265,6 +284,7 @@ class GpuNotReleased(Rule):
             return
         else:
             accelerator = notebook_gpus(resource, entry)
+            target = notebook_target(resource, entry.size_attr, entry.accelerators_attr)
             idle = entry.idle(resource)
             label, fix, idle_attr, size_attr = entry.label, entry.idle_fix, entry.idle_attr, entry.size_attr
         if accelerator is None or accelerator is UNKNOWN or idle is UNKNOWN or idle:
@@ -277,4 +297,5 @@ class GpuNotReleased(Rule):
             resource.address,
             related=resource.related_module_calls(),
             object_line=resource.location.line,
+            quantity=Quantity(target, 1, ("instance", "instances"), ALWAYS_ON),
         )

@@ -6,7 +6,9 @@ from mlcost_lint.model.core import UNKNOWN, Related
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
 from mlcost_lint.link import capacity_of
 from mlcost_lint.model.capacity import ON_DEMAND
-from mlcost_lint.rules.compute.gpu_capacity import DURABLE, checkpoint_storage
+from mlcost_lint.pricing import HELD, SPOT_SAVING, Quantity
+from mlcost_lint.rules.compute.gpu_capacity import (DURABLE, checkpoint_storage, pods_of, run_bound_hours,
+                                                    template_target)
 
 
 def _spot_offered(capacity, template) -> bool:
@@ -91,4 +93,9 @@ class SpotEligibleGpu(Rule):
                 f"{workload.address}/{template.role or 'template'}",
                 related=related,
                 object_line=workload.loc().line,
+                # The saving: on-demand minus spot for every GPU of every replica, per hour.
+                quantity=Quantity(template_target(project, template, settings), gpus * pods_of(template)[0],
+                                  ("GPU", "GPUs"), HELD, per_accelerator=True, price=SPOT_SAVING,
+                                  run_hours=run_bound_hours(workload, template),
+                                  count_at_least=not pods_of(template)[1]),
             )

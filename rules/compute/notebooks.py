@@ -62,3 +62,18 @@ NOTEBOOKS: dict[str, NotebookKind] = {
                  "and properties.idleTimeBeforeShutdown, or assign the built-in idle-shutdown Azure Policy",
     ),
 }
+
+
+def notebook_target(resource: Any, size_attr: str | None, accelerators_attr: str | None) -> Any:
+    """One notebook instance for pricing: its machine size, with the attached
+    GCP accelerator when it has one (mlcost_lint.pricing.Target)."""
+    from mlcost_lint.rules.compute.gpu_capacity import resource_target
+
+    size = resource.get(size_attr) if size_attr else None
+    accel = resource.get(accelerators_attr) if accelerators_attr else None
+    attached = None
+    if isinstance(accel, list) and len(accel) == 1 and isinstance(accel[0], dict):
+        kind, count = accel[0].get("type"), accel[0].get("core_count", 1)
+        if isinstance(kind, str) and isinstance(count, int) and not isinstance(count, bool):
+            attached = (kind.lower().replace("_", "-"), count)
+    return resource_target(resource, (size,) if isinstance(size, str) else (), attached)

@@ -63,7 +63,12 @@ def test_results_regions_fingerprints_and_no_absolute_paths(tmp_path: Path):
     assert loc == {"artifactLocation": {"uri": "infra/nodes.tf", "uriBaseId": "%SRCROOT%"},
                    "region": {"startLine": 9, "startColumn": 5, "endLine": 9, "endColumn": 13}}
     assert set(results[0]["partialFingerprints"]) == {"mlcostLint/v1"}
-    assert results[0]["properties"] == {"address": "aws_eks_node_group.gpu"}
+    assert results[0]["properties"] == {"address": "aws_eks_node_group.gpu", "cost": {
+        "amount_usd": 47848.0, "period": "month",
+        "basis": "2 nodes x $32.7726/h x 730 h = $47,848/month [p4d.24xlarge on-demand $32.7726/h (us-east-1); "
+                 "list prices as of 2026-12-03]",
+        "price_date": "2026-12-03", "at_least": False}}
+    assert run["properties"]["cost"]["always_on_usd_per_month"] == 47848.0
     assert "%SRCROOT%" in run["originalUriBaseIds"]
     assert str(tmp_path) not in json.dumps(doc)
     assert "language" not in run and "language" not in run["tool"]["driver"]
