@@ -433,8 +433,11 @@ class Totals:
         return "Estimated cost: " + "; ".join(parts) + "."
 
     def as_dict(self) -> dict:
-        return {"always_on_usd_per_month": self.month, "always_on_findings": self.month_findings,
-                "always_on_at_least": self.month_at_least, "held_usd_per_hour": self.hour,
+        # A total over no priced finding is no figure (null), never $0.
+        return {"always_on_usd_per_month": self.month if self.month_findings else None,
+                "always_on_findings": self.month_findings,
+                "always_on_at_least": self.month_at_least,
+                "held_usd_per_hour": self.hour if self.hour_findings else None,
                 "held_findings": self.hour_findings, "held_at_least": self.hour_at_least,
                 "price_unknown_findings": self.unknown}
 

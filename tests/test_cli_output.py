@@ -65,7 +65,7 @@ spec:
 """
 TOLERATION = "      tolerations:\n        - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n"
 MLC204 = ("k8s/job.yaml:5:1: MLC204 [warning] Job train holds 8 GPUs with no run-time bound; a hung run keeps them "
-          "until someone notices: set spec.activeDeadlineSeconds")
+          "until someone notices: set spec.activeDeadlineSeconds (price unknown)")
 
 
 def _project(tmp_path: Path, toleration: str = "") -> Path:
@@ -112,8 +112,9 @@ def test_quiet_prints_findings_only(tmp_path: Path):
     r = run_cli(".", "-q", "--select", "MLC204", "--no-cache", cwd=tmp_path)
     assert (r.code, r.out, r.err) == (1, MLC204 + "\n", "")
     r = run_cli(".", "-q", "--format", "full", "--select", "MLC204", "--no-cache", cwd=tmp_path)
-    assert r.out.splitlines()[-1] == ("    = fix: Set activeDeadlineSeconds (runPolicy.activeDeadlineSeconds for "
-                                      "Kubeflow) above the expected run time.")
+    assert r.out.splitlines()[-2:] == [("    = fix: Set activeDeadlineSeconds (runPolicy.activeDeadlineSeconds for "
+                                        "Kubeflow) above the expected run time."),
+                                       "    = cost: price unknown: cloud unknown"]
     assert "Found" not in r.out
     r = run_cli(".", "-q", "--select", "MLC301", "--no-cache", cwd=tmp_path)
     assert (r.code, r.out) == (0, "")
@@ -166,7 +167,10 @@ def test_statistics_honours_format_json(tmp_path: Path):
     r = run_cli(".", "--statistics", "--format", "json", "--select", "MLC204,MLC603", "--no-cache", cwd=tmp_path)
     assert r.code == 1
     assert json.loads(r.out) == [
-        {"code": "MLC204", "name": "gpu-job-without-deadline", "level": "warning", "count": 1, "fixable": False},
+        {"code": "MLC204", "name": "gpu-job-without-deadline", "level": "warning", "count": 1, "fixable": False,
+         "cost": {"always_on_usd_per_month": None, "always_on_findings": 0, "always_on_at_least": False,
+                  "held_usd_per_hour": None, "held_findings": 0, "held_at_least": False,
+                  "price_unknown_findings": 1}},
         {"code": "MLC603", "name": "missing-shm-volume", "level": "warning", "count": 1, "fixable": False},
     ]
     text = run_cli(".", "--statistics", "--select", "MLC204,MLC603", "--no-cache", cwd=tmp_path).out

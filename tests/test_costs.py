@@ -120,7 +120,7 @@ def test_unknown_type_says_price_unknown_never_zero(tmp_path: Path):
     assert _costs(doc)[0][3] == {"amount_usd": None, "period": "month",
                                  "basis": "price unknown: p5.4xlarge is not in the price table",
                                  "price_date": "2026-12-03", "at_least": False}
-    assert doc["cost"]["price_unknown_findings"] == 1 and doc["cost"]["always_on_usd_per_month"] == 0
+    assert doc["cost"]["price_unknown_findings"] == 1 and doc["cost"]["always_on_usd_per_month"] is None
 
 
 def test_fixture_pools_gcp_host_plus_accelerator_azure_and_region_unknown():
@@ -257,13 +257,16 @@ def test_github_step_summary(eks: Path, tmp_path_factory):
     r = run_cli(".", "--no-cache", "--format", "github", cwd=eks, env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert r.out.startswith("::warning file=main.tf,line=11,col=5,title=MLC203 idle-gpu-capacity::EKS node group")
     assert r.out.rstrip().endswith("(~$47,848/month)")
+    message = ("EKS node group aws_eks_node_group.gpu keeps 2 x p4d.24xlarge = 16 A100-40 GPUs running with no "
+               "job (scaling_config.min_size = 2); set scaling_config.min_size = 0 and desired_size = 0; a cluster "
+               "autoscaler or Karpenter must run in the cluster to add nodes when jobs arrive")
     assert summary.read_text().splitlines() == [
-        "## mlcost-lint", "", "1 finding in 1 file.", "",
+        "### mlcost-lint: 1 finding (1 warning) in 1 file", "",
         "Estimated cost: ~$47,848/month always-on (1 finding).", "",
-        "### Top findings by cost", "", "| cost | rule | where | finding |", "|---|---|---|---|",
-        "| ~$47,848/month | MLC203 | `main.tf:11` | EKS node group aws_eks_node_group.gpu keeps 2 x p4d.24xlarge = "
-        "16 A100-40 GPUs running with no job (scaling_config.min_size = 2); set scaling_config.min_size = 0 and "
-        "desired_size = 0; a cluster autoscaler or Karpenter must run in the cluster to add nodes when jobs arrive |",
+        "#### Top findings by cost", "", "| cost | rule | where | finding |", "|---|---|---|---|",
+        f"| ~$47,848/month | MLC203 | `main.tf:11` | {message} |", "",
+        "#### All findings", "", "| level | rule | where | finding | cost |", "|---|---|---|---|---|",
+        f"| warning | MLC203 idle-gpu-capacity | `main.tf:11` | {message} | ~$47,848/month |",
     ]
     plain = run_cli(".", "--no-cache", "--format", "github", cwd=eks, env={"GITHUB_STEP_SUMMARY": ""})
     assert plain.code == 1

@@ -151,11 +151,12 @@ def test_github_errors_first_within_the_annotation_limits_and_the_full_summary(t
     md = summary.read_text().splitlines()
     assert md[0] == "earlier step"                    # appended, never overwritten
     assert md[1] == "### mlcost-lint: 13 findings (1 error, 12 warnings) in 13 files"
-    assert md[3:5] == ["| level | rule | where | finding |", "|---|---|---|---|"]
-    rows = md[5:]
+    # no finding has a price: no top-by-cost table, every finding in one table
+    assert md[2:7] == ["", "#### All findings", "", "| level | rule | where | finding | cost |", "|---|---|---|---|---|"]
+    rows = md[7:]
     assert len(rows) == 13 and rows[0].startswith("| error | MLC702 ")
     assert rows[12] == ("| warning | MLC102 missing-cost-labels | `pod11.yaml:3` | Pod p11 pod template lacks cost "
-                        "label team (required-tags); cost allocators read pod labels: add it to metadata.labels |")
+                        "label team (required-tags); cost allocators read pod labels: add it to metadata.labels |  |")
 
 
 def test_github_without_a_step_summary_and_a_clean_run(tmp_path: Path):

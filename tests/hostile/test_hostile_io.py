@@ -163,7 +163,7 @@ def test_full_format_does_not_hang_when_a_reported_file_becomes_a_fifo(tmp_path:
     assert out.splitlines()[:3] == [
         SENTINEL_NAME, "  5:1  warning  MLC204",
         "  Job sentinel holds 1 GPU with no run-time bound; a hung run keeps it until someone notices: "
-        "set spec.activeDeadlineSeconds"]
+        "set spec.activeDeadlineSeconds (price unknown)"]
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
@@ -190,6 +190,6 @@ def test_explicit_fifo_on_the_command_line_is_mlc001_through_the_cli(tmp_path: P
     r = run_cli("pipe.yaml", "job.yaml", "--no-cache", timeout=30, cwd=tmp_path)
     assert r.out.splitlines()[:2] == [
         "job.yaml:5:1: MLC204 [warning] Job sentinel holds 1 GPU with no run-time bound; a hung run keeps it "
-        "until someone notices: set spec.activeDeadlineSeconds",
+        "until someone notices: set spec.activeDeadlineSeconds (price unknown)",
         "pipe.yaml:1:1: MLC001 [error] not a regular file or folder; not read",
     ]

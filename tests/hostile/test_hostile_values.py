@@ -162,7 +162,7 @@ def test_one_bad_value_is_unknown_for_its_object_only(tmp_path: Path):
     assert r.code == 1 and "internal error" not in r.err and "Traceback" not in r.err, r.err
     assert r.out.splitlines()[:2] == [
         "job.json:1:71: MLC204 [warning] Job j2 holds an unknown number of GPUs with no run-time bound; a hung run "
-        "keeps them until someone notices: set spec.activeDeadlineSeconds",
+        "keeps them until someone notices: set spec.activeDeadlineSeconds (price unknown)",
         "main.tf:5:1: MLC401 [warning] aws_cloudwatch_log_group.ok has no retention_in_days: its logs never expire "
         "and are billed forever; set retention_in_days (at most 365, max-log-retention-days)",
     ]
