@@ -65,6 +65,7 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
             _guarded(owner, cm.loc().line, "ConfigMap data", lambda cm=cm: _add_embedded(project, cm))
     if terraform_files or var_files:
         _build_terraform(project, terraform_files, settings, list(var_files), cli_vars or {})
+        _add_managed_terraform(project, terraform_files or list(var_files))
     return project
 
 
@@ -81,6 +82,13 @@ def _build_terraform(project: Project, files: list[ParsedFile], settings: Settin
         first.errors.append(ParseError(
             first.path, 1, 1,
             f"Terraform evaluation: internal error {type(exc).__name__} (please report); Terraform rules skipped"))
+
+
+def _add_managed_terraform(project: Project, files: list[ParsedFile]) -> None:
+    """Training jobs of managed services declared in Terraform (SageMaker)."""
+    from mlcost_lint.model.managed_sagemaker import add_sagemaker_jobs
+
+    _guarded(files[0], 1, "SageMaker training jobs", lambda: add_sagemaker_jobs(project))
 
 
 def _add_training(project: Project, doc: Document) -> None:

@@ -1053,6 +1053,7 @@ GPU_COMPUTE: dict[str, tuple[tuple[str, str], ...]] = {
     "aws_batch_compute_environment": (("compute_resources.instance_type", "instance"),),
     "aws_sagemaker_notebook_instance": (("instance_type", "instance"),),
     "aws_sagemaker_endpoint_configuration": (("production_variants.instance_type", "instance"),),
+    "aws_sagemaker_training_job": (("resource_config.instance_type", "instance"),),
     "google_compute_instance": (("machine_type", "instance"), ("guest_accelerator", "accelerator")),
     "google_compute_instance_template": (("machine_type", "instance"), ("guest_accelerator", "accelerator")),
     "google_compute_region_instance_template": (("machine_type", "instance"),
