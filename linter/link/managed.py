@@ -23,8 +23,10 @@ def job_capacity(job: ManagedJob) -> TemplateCapacity:
     """Spot / on-demand of a managed job, as :func:`mlcost_lint.link.capacity_of` answers."""
     if job.spot is UNKNOWN:
         return TemplateCapacity(UNKNOWN)
-    where = job.spot_at or job.instance_type_at or job.header
-    related = [Related(where, f"{job.title}: {job.spot_how}")] if job.spot_how else []
+    # Reported at the job's own line that picks the capacity (Azure ML compute:), else where spot is said.
+    where = job.compute_at or job.spot_at or job.instance_type_at or job.header
+    said = job.spot_at or where
+    related = [Related(said, f"{job.title}: {job.spot_how}")] if job.spot_how else []
     return TemplateCapacity(SPOT if job.spot else ON_DEMAND, where, job.spot_how, [], related,
                             job.spot_how, job.spot_at)
 
@@ -48,6 +50,7 @@ def link_managed(project: Project, settings: Settings) -> None:
     jobs = managed_jobs(project)
     if not jobs:
         return
+    apply_distribution(project)
     templates = {id(t) for w, _ in jobs for t in w.templates}
     # The generic pool linker placed these templates from (empty) selectors: the job decides.
     project.links.placements[:] = [p for p in project.links.placements if id(p.template) not in templates]
@@ -70,3 +73,39 @@ def link_managed(project: Project, settings: Settings) -> None:
                 bucket_region=region, region_source=source, region_location=where, template=template,
                 container=template.containers[0] if template is not None and template.containers else None,
                 writes=data.writes))
+
+
+# Distribution types whose process_count_per_instance Azure ML starts per
+# instance, each process running the job's command.
+_PROCESS_DISTRIBUTIONS = ("pytorch", "mpi", "tensorflow")
+
+
+def apply_distribution(project: Project) -> None:
+    """An Azure ML ``distribution`` starts ``process_count_per_instance``
+    copies of the command on each instance: a bare ``python train.py`` is
+    then that many ranks, a launcher's ranks are multiplied; Ray decides its
+    own workers (unknown)."""
+    for workload, job in managed_jobs(project):
+        if job.distribution is None:
+            continue
+        kind, count, where = job.distribution
+        for template in workload.templates:
+            for container in template.containers:
+                for launch in project.links.launches_of(container):
+                    if kind == "ray" or kind is UNKNOWN or kind not in _PROCESS_DISTRIBUTIONS:
+                        launch.ranks_per_node = UNKNOWN
+                        launch.unknown_reason = f"distribution type {kind} decides its own workers"
+                        continue
+                    if count is None:
+                        continue          # the default: one process per instance
+                    if count is UNKNOWN:
+                        launch.ranks_per_node = UNKNOWN
+                        launch.unknown_reason = "process_count_per_instance is not a number"
+                        continue
+                    if not isinstance(launch.ranks_per_node, int):
+                        continue
+                    launch.ranks_per_node = launch.ranks_per_node * count
+                    launch.ranks_text = (f"{count} processes (distribution {kind} process_count_per_instance: "
+                                         f"{count}) each running {launch.ranks_text}")
+                    launch.ranks_location = where
+                    launch.ranks_what = "process_count_per_instance in the job's distribution"

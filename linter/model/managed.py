@@ -78,6 +78,8 @@ class ManagedJob:
     shm_bytes: Maybe[int] | None = None
     shm_at: Location | None = None
     shm_default: int | None = None        # the service default when not written
+    # Azure ML distribution: (type, process_count_per_instance, where), None when not written.
+    distribution: Any = None
     compute: str | None = None            # Azure ML compute target name
     compute_at: Location | None = None
     resource: Any = None                  # the Terraform CloudResource, when it comes from one

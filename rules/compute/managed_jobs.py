@@ -23,7 +23,7 @@ _CHECKPOINT_FIX = {
 }
 _SPOT_FIX = {
     "sagemaker": "enable_managed_spot_training = true (with stopping_condition.max_wait_time_in_seconds)",
-    "azureml": "queue_settings.job_tier: spot",
+    "azureml": "a compute with tier: low_priority (queue_settings.job_tier: spot on serverless compute)",
     "vertex": "scheduling.strategy: SPOT",
 }
 
@@ -76,7 +76,7 @@ def spot_eligible_findings(rule: Any, project: Any) -> Iterator[Any]:
         templates = workload.gpu_templates()
         if not templates:
             continue
-        where = job.instance_type_at or job.header
+        where = job.compute_at or job.instance_type_at or job.header
         yield rule.finding(
             f"{job.title} runs {job.capacity_text()} on on-demand capacity ({job.spot_how}) and checkpoints to "
             f"durable storage ({job.checkpoint_field} = {job.checkpoint_uri}): it can resume after preemption, "
