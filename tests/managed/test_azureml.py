@@ -75,3 +75,31 @@ def test_pipeline_steps_and_values():
     assert compute_name("azureml:gpu-cluster") == "gpu-cluster"
     assert compute_name("< your compute name >") is None
     assert (shm_bytes("2g"), shm_bytes("512m"), shm_bytes(1024)) == (2 * 1024 ** 3, 512 * 1024 ** 2, 1024)
+
+
+def test_job_joins_terraform_compute_cluster():
+    """compute: azureml:<name> finds the azurerm_machine_learning_compute_cluster of that name."""
+    from mlcost_lint.config import Settings
+    from mlcost_lint.link import capacity_of, link_project
+    from mlcost_lint.model.build import build_project
+    from mlcost_lint.model.managed import managed_jobs
+    from mlcost_lint.parse import parse_bytes
+    from mlcost_lint.parse.document import FileKind
+
+    case = CASES / "terraform-compute"
+    assert triples(lint_dir(case, cwd=BASE)) == [
+        ("MLC204", "azureml/terraform-compute/job.yml", 1, "Azure ML command job v100-train holds 4 GPUs "
+         "(1 x Standard_NC24s_v3 (4 V100-16 GPUs)) with no run-time bound (no limits.timeout); a hung run keeps "
+         "them until someone notices: set limits.timeout above the expected run time"),
+    ]
+    files = [parse_bytes((case / "main.tf").read_bytes(), "main.tf", FileKind.TERRAFORM),
+             parse_bytes((case / "job.yml").read_bytes(), "job.yml", FileKind.YAML)]
+    settings = Settings(root=case)
+    project = build_project(files, settings)
+    link_project(project, settings)
+    [(workload, job)] = managed_jobs(project)
+    assert (job.instance_type, job.instance_count, job.region, job.spot, job.spot_how) == \
+        ("Standard_NC24s_v3", 1, "eastus", True, "compute v100-lowpri vm_priority: LowPriority")
+    assert capacity_of(project, workload.templates[0]).kind == "spot"
+    [launch] = project.links.launches_of(workload.templates[0].containers[0])
+    assert (launch.launcher, launch.ranks_per_node) == ("torchrun", 4)
