@@ -71,6 +71,7 @@ def link_project(project: Project, settings: Settings) -> None:
     from mlcost_lint.link.configs import ConfigIndex, link_configs
     from mlcost_lint.link.data_paths import link_data_paths
     from mlcost_lint.link.launcher import link_launches
+    from mlcost_lint.link.managed import link_managed
     from mlcost_lint.link.pools import link_pools
 
     index = ConfigIndex.build(project.training)
@@ -79,6 +80,7 @@ def link_project(project: Project, settings: Settings) -> None:
         ("launches", lambda: link_launches(project, index)),
         ("pools", lambda: link_pools(project)),
         ("data paths", lambda: link_data_paths(project, settings)),
+        ("managed jobs", lambda: link_managed(project, settings)),
     )
     for name, step in steps:
         try:
@@ -113,6 +115,11 @@ def capacity_of(project: Project, template: PodTemplate) -> TemplateCapacity:
     :func:`mlcost_lint.model.capacity.template_capacity`."""
     from mlcost_lint.link.pools import linked_pools
 
+    job = getattr(project.links.placement_of(template), "workload", None)
+    if job is not None and job.managed is not None:   # a managed job states its own capacity
+        from mlcost_lint.link.managed import job_capacity
+
+        return job_capacity(job.managed)
     return template_capacity(template, linked_pools(project, template))
 
 

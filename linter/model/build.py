@@ -37,6 +37,7 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
                   var_files: list[ParsedFile] = (), cli_vars: dict[str, str] | None = None) -> Project:
     project = Project(files=parsed)
     terraform_files: list[ParsedFile] = []
+    azureml_computes: list = []
     for pf in parsed:
         if pf.errors or pf.skipped_reason:
             continue
@@ -48,6 +49,10 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
                 pf.kind = FileKind.TERRAFORM_PLAN
                 terraform_files.append(pf)
                 break
+            if _is_azureml(doc.data):
+                _guarded(pf, doc.start_line, "Azure ML YAML",
+                         lambda doc=doc: _add_azureml(project, doc, azureml_computes))
+                continue
             if is_kubernetes_object(doc.data):
                 _guarded(pf, doc.start_line, "Kubernetes object",
                          lambda doc=doc: add_document(project.kubernetes, doc))
@@ -65,6 +70,9 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
             _guarded(owner, cm.loc().line, "ConfigMap data", lambda cm=cm: _add_embedded(project, cm))
     if terraform_files or var_files:
         _build_terraform(project, terraform_files, settings, list(var_files), cli_vars or {})
+        _add_managed_terraform(project, terraform_files or list(var_files))
+    if azureml_computes or any(w.managed is not None for w in project.kubernetes.workloads):
+        _resolve_managed(project, azureml_computes)
     return project
 
 
@@ -81,6 +89,35 @@ def _build_terraform(project: Project, files: list[ParsedFile], settings: Settin
         first.errors.append(ParseError(
             first.path, 1, 1,
             f"Terraform evaluation: internal error {type(exc).__name__} (please report); Terraform rules skipped"))
+
+
+def _add_managed_terraform(project: Project, files: list[ParsedFile]) -> None:
+    """Training jobs of managed services declared in Terraform (SageMaker)."""
+    from mlcost_lint.model.managed_sagemaker import add_sagemaker_jobs
+
+    _guarded(files[0], 1, "SageMaker training jobs", lambda: add_sagemaker_jobs(project))
+
+
+def _is_azureml(data) -> bool:
+    from mlcost_lint.model.azureml import azureml_kind
+
+    return azureml_kind(data) is not None
+
+
+def _add_azureml(project: Project, doc: Document, computes: list) -> None:
+    from mlcost_lint.model.azureml import read_azureml
+
+    jobs, found = read_azureml(doc)
+    project.kubernetes.workloads.extend(jobs)
+    computes.extend(found)
+
+
+def _resolve_managed(project: Project, computes: list) -> None:
+    """Compute YAML joins the cloud resources; Azure ML jobs take the capacity of the compute they name."""
+    from mlcost_lint.model.azureml import resolve_compute
+
+    project.terraform.resources.extend(computes)
+    resolve_compute(project)
 
 
 def _add_training(project: Project, doc: Document) -> None:

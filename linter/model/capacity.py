@@ -334,6 +334,14 @@ _AZURE_ML_CLUSTER = PoolSpec(
     minimum=("scale_settings.min_node_count",),
     spot=(Marker("vm_priority", ("LowPriority",)),),
 )
+# An Azure ML CLI v2 compute YAML (type: amlcompute), read by mlcost_lint.model.azureml.
+_AZURE_ML_COMPUTE_YAML = PoolSpec(
+    kind="Azure ML compute",
+    instance_types=("size",),
+    minimum=("min_instances",),
+    minimum_default=0,
+    spot=(Marker("tier", ("low_priority", "LowPriority")),),
+)
 _GCE_TEMPLATE = PoolSpec(
     kind="GCE instance",
     instance_types=("machine_type",),
@@ -363,6 +371,7 @@ POOL_SPECS: dict[str, PoolSpec] = {
     "google_container_node_pool": _GKE_NODE_POOL,
     "azurerm_kubernetes_cluster_node_pool": _AKS_NODE_POOL,
     "azurerm_machine_learning_compute_cluster": _AZURE_ML_CLUSTER,
+    "azureml/amlcompute": _AZURE_ML_COMPUTE_YAML,
     "google_compute_instance": _GCE_TEMPLATE,
     "google_compute_instance_template": _GCE_TEMPLATE,
     "google_compute_region_instance_template": _GCE_TEMPLATE,
@@ -1053,6 +1062,8 @@ GPU_COMPUTE: dict[str, tuple[tuple[str, str], ...]] = {
     "aws_batch_compute_environment": (("compute_resources.instance_type", "instance"),),
     "aws_sagemaker_notebook_instance": (("instance_type", "instance"),),
     "aws_sagemaker_endpoint_configuration": (("production_variants.instance_type", "instance"),),
+    "aws_sagemaker_training_job": (("resource_config.instance_type", "instance"),),
+    "azureml/amlcompute": (("size", "instance"),),     # Azure ML compute YAML (mlcost_lint.model.azureml)
     "google_compute_instance": (("machine_type", "instance"), ("guest_accelerator", "accelerator")),
     "google_compute_instance_template": (("machine_type", "instance"), ("guest_accelerator", "accelerator")),
     "google_compute_region_instance_template": (("machine_type", "instance"),

@@ -167,9 +167,14 @@ class Workload(Located):
     labels: dict[str, Any] = field(default_factory=dict)
     spec: dict[str, Any] = field(default_factory=dict)
     templates: list[PodTemplate] = field(default_factory=list)
+    # A training job of a managed service (SageMaker, Azure ML, Vertex AI):
+    # what the service states beyond a pod spec (mlcost_lint.model.managed.ManagedJob).
+    managed: Any = None
 
     @property
     def address(self) -> str:
+        if self.managed is not None:
+            return self.managed.address
         ns = self.namespace or "default"
         return f"{self.kind}/{ns}/{self.name}"
 

@@ -23,6 +23,7 @@ COST_BEARING: dict[str, str] = {
     "aws_eks_node_group": "tags",
     "aws_batch_compute_environment": "tags",
     "aws_sagemaker_notebook_instance": "tags",
+    "aws_sagemaker_training_job": "tags",
     "aws_sagemaker_domain": "tags",
     "aws_sagemaker_endpoint": "tags",
     "aws_s3_bucket": "tags",

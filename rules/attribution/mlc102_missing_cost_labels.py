@@ -70,6 +70,8 @@ class MissingCostLabels(Rule):
 
     def check(self, project, settings) -> Iterator[Finding]:
         for workload in project.kubernetes.workloads:
+            if workload.managed is not None:
+                continue   # a managed-service job has no pod labels (its tags are MLC101's)
             for template in workload.templates:
                 missing = missing_keys(template.labels, settings.tag_keys)
                 if not missing:

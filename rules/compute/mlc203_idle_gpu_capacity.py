@@ -30,6 +30,8 @@ _SCALE_TO_ZERO = {
     "AKS node pool": "set auto_scaling_enabled = true with min_count = 0 (instead of a fixed node_count); the "
                      "AKS cluster autoscaler adds nodes when pods are pending",
     "Azure ML compute cluster": "set scale_settings.min_node_count = 0 (Azure ML scales out when jobs are queued)",
+    "Azure ML compute": "set min_instances: 0 (Azure ML scales out when jobs are queued and back in after "
+                        "idle_time_before_scale_down)",
 }
 
 # Registry-module node groups: the module's input names for the plan-shape

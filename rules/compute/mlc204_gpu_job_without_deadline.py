@@ -129,6 +129,9 @@ class GpuJobWithoutDeadline(Rule):
     fix = "Set activeDeadlineSeconds (runPolicy.activeDeadlineSeconds for Kubeflow) above the expected run time."
 
     def check(self, project, settings) -> Iterator[Finding]:
+        from mlcost_lint.rules.compute.managed_jobs import deadline_findings
+
+        yield from deadline_findings(self, project)   # SageMaker / Azure ML / Vertex jobs
         for workload in project.kubernetes.workloads:
             family = job_kind(workload)
             if family is None:

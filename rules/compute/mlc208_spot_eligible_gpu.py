@@ -11,12 +11,20 @@ from mlcost_lint.rules.compute.gpu_capacity import (DURABLE, checkpoint_storage,
                                                     template_target)
 
 
-def _spot_offered(capacity, template) -> bool:
+def _templates_of(project, address: str) -> list:
+    """The templates of the managed job a finding was reported on."""
+    return [t for w in project.kubernetes.workloads if w.managed is not None and w.address == address
+            for t in w.templates]
+
+
+def _spot_offered(capacity, template, workload=None) -> bool:
     """Spot is offered for the GPU that runs the job: every linked pool's
     instance type is spot-capable, or the node selector names a
     spot-capable type; unknown types count (most GPU types are)."""
     if capacity.pools:
         return all(pool.accelerator.spot_capable for pool in capacity.pools)
+    if workload is not None and workload.managed is not None and workload.managed.accelerator is not None:
+        return workload.managed.accelerator.spot_capable
     from mlcost_lint.catalogue import Accelerator, from_node_labels
 
     pinned = from_node_labels({k: v for k, v in template.node_selector.items() if isinstance(v, str)})
@@ -65,7 +73,11 @@ class SpotEligibleGpu(Rule):
     fix = "Move the job to a spot/preemptible GPU pool; it already resumes from durable checkpoints."
 
     def check(self, project, settings) -> Iterator[Finding]:
-        seen: set[int] = set()
+        from mlcost_lint.rules.compute.managed_jobs import spot_eligible_findings
+
+        reported = list(spot_eligible_findings(self, project))   # managed jobs with a service checkpoint store
+        yield from reported
+        seen: set[int] = {id(t) for f in reported for t in _templates_of(project, f.address)}
         for link in project.links.configs:
             template = link.template
             if id(template) in seen:
@@ -74,7 +86,7 @@ class SpotEligibleGpu(Rule):
             if gpus is UNKNOWN or gpus <= 0:
                 continue
             capacity = capacity_of(project, template)
-            if capacity.kind != ON_DEMAND or not _spot_offered(capacity, template):
+            if capacity.kind != ON_DEMAND or not _spot_offered(capacity, template, link.workload):
                 continue
             storage = checkpoint_storage(link)
             if storage.kind != DURABLE:

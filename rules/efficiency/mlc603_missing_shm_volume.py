@@ -86,6 +86,11 @@ class MissingShmVolume(Rule):
         for workload in project.kubernetes.workloads:
             if workload.kind in SKIP_KINDS:
                 continue
+            if workload.managed is not None:
+                from mlcost_lint.rules.efficiency.managed_shm import managed_shm_findings
+
+                yield from managed_shm_findings(self, project, linked, workload)
+                continue
             for template in workload.gpu_templates():
                 yield from self._template(linked, workload, template)
 

@@ -115,7 +115,8 @@ class NoBudgetGuardrail(Rule):
     enabled_by = "require_budget"
 
     def check(self, project, settings) -> Iterator[Finding]:
-        uses = all_gpu_uses(project)
+        # GPU capacity defined in Terraform or a plan (rules.md): not compute YAML of a managed service.
+        uses = [u for u in all_gpu_uses(project) if u.resource.origin in ("terraform", "plan", "module-input")]
         if not uses:
             return
         for r in project.terraform.resources:

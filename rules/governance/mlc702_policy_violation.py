@@ -251,7 +251,7 @@ class PolicyViolation(Rule):
                 if per_pod <= 0:
                     continue
                 known_total += per_pod * replicas
-                parts.append(f"{template.role or 'pod'} {replicas} x {per_pod}")
+                parts.append(f"{template.role or ('instances' if workload.managed else 'pod')} {replicas} x {per_pod}")
                 if first_loc is None:
                     first_loc = _gpu_request_location(template)
             if known_total <= limit or first_loc is None:

@@ -169,6 +169,8 @@ class MultiNodeWithoutRdma(Rule):
         from mlcost_lint.link import node_type_of
 
         for workload in project.kubernetes.workloads:
+            if workload.managed is not None and workload.managed.rdma_by_service:
+                continue   # SageMaker (EFA), Azure ML (InfiniBand) set the fabric up themselves
             multi, why = is_multi_node(project, workload)
             if not multi:
                 continue

@@ -1,0 +1,90 @@
+"""MLC204, MLC207 and MLC208 for managed-service training jobs (SageMaker,
+Azure ML, Vertex AI), from the facts the job states itself
+(:class:`mlcost_lint.model.managed.ManagedJob`): its run-time bound, spot,
+and the durable checkpoint location the service restores from.
+
+A job whose checkpoints go through a linked training config (an Azure ML or
+Vertex command that names one) is judged by the config path of MLC207 /
+MLC208 like any workload; these checks cover what the service itself says.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from mlcost_lint.model.core import UNKNOWN, Related
+from mlcost_lint.model.managed import managed_jobs
+from mlcost_lint.rules.compute.gpu_capacity import held_text
+
+# What a fix sets, per service (SageMaker CreateTrainingJob, Azure ML job YAML, Vertex CustomJobSpec).
+_CHECKPOINT_FIX = {
+    "sagemaker": "set checkpoint_config.s3_uri (SageMaker syncs /opt/ml/checkpoints there and restores it on "
+                 "restart) and resume from the latest checkpoint",
+}
+_SPOT_FIX = {
+    "sagemaker": "enable_managed_spot_training = true (with stopping_condition.max_wait_time_in_seconds)",
+    "azureml": "a compute with tier: low_priority (queue_settings.job_tier: spot on serverless compute)",
+    "vertex": "scheduling.strategy: SPOT",
+}
+
+
+def deadline_findings(rule: Any, project: Any) -> Iterator[Any]:
+    """MLC204: a GPU job with no bound at all (the service has no default)."""
+    for workload, job in managed_jobs(project):
+        if job.runtime_limit is not None:       # bounded, by the job or the service default, or unknown
+            continue
+        templates = workload.accelerator_templates()
+        if not templates:
+            continue
+        held = held_text(templates)
+        it = "it" if held.startswith("1 ") else "them"
+        yield rule.finding(
+            f"{job.title} holds {held} ({job.capacity_text()}) with no run-time bound ({job.runtime_how}); "
+            f"a hung run keeps {it} until someone notices: set {job.runtime_field} above the expected run time",
+            job.header, workload.address, object_line=job.header.line)
+
+
+def _durable(job: Any) -> bool:
+    return isinstance(job.checkpoint_uri, str) and "://" in job.checkpoint_uri
+
+
+def spot_findings(rule: Any, project: Any) -> Iterator[Any]:
+    """MLC207: managed spot whose service keeps no checkpoints to restore."""
+    for workload, job in managed_jobs(project):
+        if job.spot is not True or job.service not in _CHECKPOINT_FIX or job.checkpoint_uri is not None:
+            continue
+        if not workload.accelerator_templates():
+            continue
+        yield rule.finding(
+            f"{job.title} runs {job.capacity_text()} on managed spot capacity ({job.spot_how}) with no "
+            f"{job.checkpoint_field}: every interruption restarts training from the start; "
+            f"{_CHECKPOINT_FIX[job.service]}",
+            job.spot_at or job.header, workload.address,
+            related=[Related(job.instance_type_at, f"instance type {job.instance_type}")]
+            if job.instance_type_at else [],
+            object_line=job.header.line)
+
+
+def spot_eligible_findings(rule: Any, project: Any) -> Iterator[Any]:
+    """MLC208: an on-demand GPU job whose service checkpoints to durable storage."""
+    for workload, job in managed_jobs(project):
+        acc = job.accelerator
+        if job.spot is not False or acc is None or not acc.spot_capable or not _durable(job):
+            continue
+        if job.service not in _SPOT_FIX:
+            continue
+        templates = workload.gpu_templates()
+        if not templates:
+            continue
+        where = job.compute_at or job.instance_type_at or job.header
+        yield rule.finding(
+            f"{job.title} runs {job.capacity_text()} on on-demand capacity ({job.spot_how}) and checkpoints to "
+            f"durable storage ({job.checkpoint_field} = {job.checkpoint_uri}): it can resume after preemption, "
+            f"so spot capacity at 60-90% lower price would fit: {_SPOT_FIX[job.service]}",
+            where, workload.address,
+            related=[Related(job.checkpoint_at, f"checkpoints: {job.checkpoint_uri}")] if job.checkpoint_at else [],
+            object_line=job.header.line)
+
+
+def unknown_runtime(job: Any) -> bool:
+    return job.runtime_limit is UNKNOWN
