@@ -860,6 +860,10 @@ def parse_command(command: SimpleCommand, ctx: Context) -> Found | None:
     if name == "axolotl" and rest and rest[0].text in ("train", "fine-tune", "finetune"):
         return Found("axolotl", UNKNOWN, None, first, f"axolotl {rest[0].text}",
                      unknown_reason="axolotl picks its launcher and process count itself")
+    if name == "srun" and ctx.workload.batch is not None:
+        from mlcost_lint.link.slurm import srun_found
+
+        return srun_found(command, ctx, parse_command, Found)
     if name in _UNKNOWN_LAUNCHERS:
         if name == "ray":
             if rest[:2] and rest[0].text == "job" and len(rest) > 1 and rest[1].text == "submit":

@@ -43,6 +43,9 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
         if pf.kind in _TERRAFORM_KINDS:
             terraform_files.append(pf)
             continue
+        if pf.slurm is not None:
+            _guarded(pf, 1, "Slurm batch script", lambda pf=pf: _add_slurm(project, pf))
+            continue
         for doc in pf.documents:
             if pf.kind is FileKind.JSON and is_plan_json(doc.data):
                 pf.kind = FileKind.TERRAFORM_PLAN
@@ -81,6 +84,12 @@ def _build_terraform(project: Project, files: list[ParsedFile], settings: Settin
         first.errors.append(ParseError(
             first.path, 1, 1,
             f"Terraform evaluation: internal error {type(exc).__name__} (please report); Terraform rules skipped"))
+
+
+def _add_slurm(project: Project, pf: ParsedFile) -> None:
+    from mlcost_lint.model.slurm import build_slurm_job
+
+    project.kubernetes.workloads.append(build_slurm_job(pf.slurm, pf.path))
 
 
 def _add_training(project: Project, doc: Document) -> None:

@@ -19,6 +19,7 @@ ACCELERATOR_RESOURCE_PREFIXES: tuple[str, ...] = (
     "google.com/tpu",
     "aws.amazon.com/neuron",
     "habana.ai/gaudi",
+    "gres/gpu",          # Slurm generic resources (--gres=gpu:N, --gpus-per-node): mlcost_lint.model.slurm
 )
 
 
@@ -64,6 +65,9 @@ class Container(Located):
     limits: dict[str, Any] = field(default_factory=dict)
     volume_mounts: list[VolumeMount] = field(default_factory=list)
     is_init: bool = False
+    # A whole shell script this container runs when it is not a command
+    # list (a Slurm batch script): (text, origin as program_of_script takes it).
+    script: tuple[str, Location] | None = None
 
     @property
     def argv(self) -> list[str]:
@@ -167,9 +171,14 @@ class Workload(Located):
     labels: dict[str, Any] = field(default_factory=dict)
     spec: dict[str, Any] = field(default_factory=dict)
     templates: list[PodTemplate] = field(default_factory=list)
+    # A batch job of a scheduler outside Kubernetes (Slurm): its run-time
+    # bound and the directives rules name (mlcost_lint.model.batch.BatchJob).
+    batch: Any = None
 
     @property
     def address(self) -> str:
+        if self.batch is not None:
+            return self.batch.address
         ns = self.namespace or "default"
         return f"{self.kind}/{ns}/{self.name}"
 
