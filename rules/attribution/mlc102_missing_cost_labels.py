@@ -70,6 +70,8 @@ class MissingCostLabels(Rule):
 
     def check(self, project, settings) -> Iterator[Finding]:
         for workload in project.kubernetes.workloads:
+            if workload.batch is not None:
+                continue   # a Slurm job has no pod labels
             for template in workload.templates:
                 missing = missing_keys(template.labels, settings.tag_keys)
                 if not missing:

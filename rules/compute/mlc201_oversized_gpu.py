@@ -95,6 +95,15 @@ class OversizedGpu(Rule):
         related = [Related(launch.evidence, f"{launch.ranks_text}: {ranks} rank{'s' if ranks != 1 else ''} per pod")]
         if launch.ranks_location is not None and launch.ranks_location != launch.evidence:
             related.append(Related(launch.ranks_location, launch.ranks_what or "where the rank count is written"))
+        if workload.batch is not None:
+            job = workload.batch
+            message = (f"{job.title} requests {n} GPUs per node ({job.gpus_where()}) but starts {launch.ranks_text} "
+                       f"({where.path}:{where.line}): {idle} GPU{'s' if idle != 1 else ''} per node idle; "
+                       f"request {ranks} or start {n} ranks per node")
+            yield self.finding(message, container.loc(*container.gpu_resource_path()),
+                               address_of(workload, template, container), related=related,
+                               object_line=job.header.line)
+            return
         yield self.finding(
             f"{workload.kind} {workload.name} requests {n} x {resource}{role} but starts {launch.ranks_text} "
             f"({where.path}:{where.line}): {idle} GPU{'s' if idle != 1 else ''} idle; request {ranks} "

@@ -129,6 +129,13 @@ class DebugFlagsInTraining(Rule):
                         if var.value.strip().upper() not in switch.values:
                             continue
                         role = f" {template.role}" if template.role else ""
+                        if workload.batch is not None:
+                            job = workload.batch
+                            message = (f"{name}={var.value.strip()} exported in {job.title} "
+                                       f"({job.gpus_text()}): {switch.cost}; {switch.fix}")
+                            yield self.finding(message, var.location, workload.address,
+                                               object_line=job.header.line)
+                            continue
                         message = (f"{name}={var.value.strip()} in container {container.name} of "
                                    f"{workload.kind} {workload.name}{role} ({why}): {switch.cost}; "
                                    f"{switch.fix}")
