@@ -1043,6 +1043,13 @@ def launch_of(workload: Workload, template: PodTemplate, container: Container, p
             ranks, reason = UNKNOWN, "on TPU"
         elif _one_process_all_devices(workload, container):
             ranks, reason = UNKNOWN, "TensorFlow/JAX/Paddle/MXNet/MindSpore use every visible device from one process"
+    if workload.batch is not None and chosen.launcher == "python" and not chosen.distributed \
+            and ranks is not UNKNOWN:
+        from mlcost_lint.link.slurm import other_program
+
+        other = other_program(steps, chosen)
+        if other is not None:
+            ranks, reason = UNKNOWN, f"the script also runs {other}, which may be what uses the GPUs"
     if chosen.all_visible_gpus:
         count = container.gpu_count()
         ranks = count if count is not UNKNOWN and count > 0 else UNKNOWN

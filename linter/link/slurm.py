@@ -110,3 +110,36 @@ def srun_found(command: SimpleCommand, ctx: Any, parse: Callable[[SimpleCommand,
     if hit.all_visible_gpus or hit.ranks is UNKNOWN:
         return replace(hit, ranks_text=shown, distributed=True)
     return replace(hit, ranks=hit.ranks * tasks, ranks_text=shown, distributed=True)
+
+
+# Commands in a batch script that start no GPU program (setup, logging, file
+# handling, cluster queries), besides the ones the launcher already skips.
+_SCRIPT_UTILITIES = frozenset({
+    "module", "ml", "conda", "mamba", "micromamba", "activate", "deactivate", "ulimit", "shift", "exit",
+    "return", "false", "printf", "date", "hostname", "scontrol", "squeue", "sacct", "sinfo", "find", "basename",
+    "dirname", "head", "cut", "sort", "uniq", "wc", "touch", "ln", "pwd", "whoami", "id", "realpath", "readlink",
+    "mktemp", "xargs", "tr", "jq", "yq", "python-config", "nproc", "free", "df", "du", "uname", "lscpu",
+    "ibstat", "ibv_devinfo", "rsync", "tar", "zip", "unzip", "gzip", "eval", "exec", "time", "let", "[[",
+    "seq", "which", "type", "hash", "alias", "cmp", "diff", "stat", "kill", "pkill", "nvcc", "ninja", "make",
+    "pushd", "popd", "sbatch", "scancel",
+})
+# Words the splitter leaves at the start of a command inside control flow.
+_KEYWORDS = frozenset({"else", "elif", "fi", "then", "do", "done", "esac", "in", "function", "{", "}", "!", ";;"})
+
+
+def other_program(steps: Any, chosen: Any) -> str | None:
+    """In a batch script whose launch is a bare ``python`` (one rank), the
+    first other program the script runs that the launcher cannot read
+    (``lighteval vllm ...``): it may be what uses the GPUs, so the rank
+    count is not the python's. None when the script runs nothing else."""
+    from mlcost_lint.link.launcher import _NOT_LAUNCHES, _PYTHON
+
+    for step in steps.steps:
+        name = step.command.name
+        if name in _NOT_LAUNCHES or name in _SCRIPT_UTILITIES or name in _KEYWORDS or _PYTHON.match(name) \
+                or "=" in name or name.endswith(")") or name.startswith(("$", "-")):
+            continue
+        if name == "srun":
+            continue     # an srun the launcher read; one it did not read made the count unknown already
+        return name
+    return None

@@ -113,7 +113,9 @@ def time_seconds(value: str) -> tuple[Maybe[int], bool]:
 def _nodes(script: SlurmScript) -> Maybe[int]:
     opt = script.last("--nodes")
     if opt is None:
-        return UNKNOWN if script.last("--ntasks") is not None else 1
+        tasks = script.last("--ntasks")
+        # One task cannot span nodes; more may be spread over any number.
+        return 1 if tasks is None or _count(tasks.value) == 1 else UNKNOWN
     value = (opt.value or "").strip()
     if "-" in value:
         low, _, high = value.partition("-")

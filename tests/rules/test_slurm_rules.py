@@ -120,3 +120,13 @@ def test_bigscience_launcher_in_bash_c_is_unknown():
     from mlcost_lint.model.core import UNKNOWN
 
     assert launches[0].ranks_per_node is UNKNOWN
+
+
+def test_bare_python_after_an_unread_gpu_program_is_unknown():
+    """open-r1's evaluate.slurm: lighteval (vLLM over 8 GPUs) then a python
+    upload script; the python is not the job's rank count."""
+    result = lint_dir(_dirs("MLC201")[2] / "eval_then_upload.slurm")
+    job = result.project.kubernetes.workloads[0]
+    launches = result.project.links.launches_of(job.templates[0].containers[0])
+    assert [(x.launcher, x.unknown_reason) for x in launches] == [
+        ("python", "the script also runs lighteval, which may be what uses the GPUs")]
