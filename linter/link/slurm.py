@@ -143,3 +143,33 @@ def other_program(steps: Any, chosen: Any) -> str | None:
             continue     # an srun the launcher read; one it did not read made the count unknown already
         return name
     return None
+
+
+def partition_link(project: Any, workload: Any) -> Any:
+    """A Slurm job's ``--partition`` joined to the ParallelCluster queue of
+    that name in the scan: the queue's compute resource is the job's node
+    pool when the queue has one (or all of its compute resources share one
+    instance type). A list of partitions, an unknown name, a queue of mixed
+    types or queues of that name in several cluster configs link nothing."""
+    from mlcost_lint.link.pools import LinkResult
+    from mlcost_lint.model.capacity import node_pools
+    from mlcost_lint.model.parallelcluster import RESOURCE_TYPE
+
+    job = workload.batch
+    none = LinkResult(None, "", None)
+    name = (job.partition or "").strip()
+    if not name or "," in name or "$" in name or job.partition_at is None:
+        return none
+    pools = [p for res in project.terraform.resources if res.type == RESOURCE_TYPE
+             and res.name.split("/", 1)[0] == name for p in node_pools(res)]
+    if not pools:
+        return none
+    types = {tuple(p.instance_types) if isinstance(p.instance_types, list) else None for p in pools}
+    if len(types) != 1 or None in types:
+        return none
+    if len({p.resource.location.path for p in pools}) != 1:
+        return none         # queues of that name in several cluster configs: which cluster is unknown
+    pool = pools[0]
+    pool.node_types = list(pool.instance_types)     # Slurm schedules the job onto exactly these types
+    how = f"{job.partition_at.written} = ParallelCluster queue {name} ({pool.resource.address})"
+    return LinkResult(pool, how, job.partition_at.location)

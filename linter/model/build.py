@@ -16,6 +16,7 @@ from typing import Callable
 
 from mlcost_lint.config import Settings
 from mlcost_lint.model.kubernetes_build import add_document, is_kubernetes_object
+from mlcost_lint.model.parallelcluster import compute_resources, is_parallelcluster
 from mlcost_lint.model.project import Project
 from mlcost_lint.model.terraform import is_plan_json
 from mlcost_lint.parse.document import Document, FileKind, ParsedFile, ParseError
@@ -37,6 +38,7 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
                   var_files: list[ParsedFile] = (), cli_vars: dict[str, str] | None = None) -> Project:
     project = Project(files=parsed)
     terraform_files: list[ParsedFile] = []
+    pcluster: list = []
     for pf in parsed:
         if pf.errors or pf.skipped_reason:
             continue
@@ -51,6 +53,10 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
                 pf.kind = FileKind.TERRAFORM_PLAN
                 terraform_files.append(pf)
                 break
+            if is_parallelcluster(doc.data):
+                _guarded(pf, doc.start_line, "ParallelCluster config",
+                         lambda doc=doc: pcluster.extend(compute_resources(doc)))
+                continue
             if is_kubernetes_object(doc.data):
                 _guarded(pf, doc.start_line, "Kubernetes object",
                          lambda doc=doc: add_document(project.kubernetes, doc))
@@ -68,6 +74,7 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
             _guarded(owner, cm.loc().line, "ConfigMap data", lambda cm=cm: _add_embedded(project, cm))
     if terraform_files or var_files:
         _build_terraform(project, terraform_files, settings, list(var_files), cli_vars or {})
+    project.terraform.resources.extend(pcluster)   # node pools Terraform rules do not know by type
     return project
 
 

@@ -28,6 +28,8 @@ _SCALE_TO_ZERO = {
     "AKS node pool": "set auto_scaling_enabled = true with min_count = 0 (instead of a fixed node_count); the "
                      "AKS cluster autoscaler adds nodes when pods are pending",
     "Azure ML compute cluster": "set scale_settings.min_node_count = 0 (Azure ML scales out when jobs are queued)",
+    "ParallelCluster compute resource": "set MinCount: 0 (Slurm power-saving starts nodes when jobs are queued "
+                                        "and stops them after ScaledownIdletime)",
 }
 
 # Registry-module node groups: the module's input names for the plan-shape

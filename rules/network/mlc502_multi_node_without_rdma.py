@@ -34,6 +34,9 @@ def is_multi_node(project: Any, workload: Workload) -> tuple[bool, str]:
             for launch in project.links.launches_of(c):
                 if isinstance(launch.nodes, int) and launch.nodes > 1:
                     return True, f"{launch.launcher} on {launch.nodes} nodes"
+    job = workload.batch
+    if job is not None and isinstance(job.nodes, int) and job.nodes > 1 and workload.gpu_templates():
+        return True, f"{job.label} on {job.nodes} nodes"
     if workload.kind in MULTI_POD_KINDS or (workload.kind == "Job" and workload.api_version.startswith("batch.volcano.sh")):
         if pods > 1:
             return True, f"{pods} GPU pods"
@@ -65,6 +68,13 @@ def pool_side(project: Any, template: PodTemplate) -> tuple[bool | None, str]:
     if pool is None:
         return False, ""
     res = pool.resource
+    if res.type == "parallelcluster_compute_resource":
+        efa = res.get("Efa.Enabled")
+        if efa is UNKNOWN or (efa is not None and not isinstance(efa, bool)):
+            return None, ""
+        if efa:
+            return True, ""
+        return False, f"ParallelCluster {res.address} does not set Efa.Enabled: true"
     if pool.cloud == "aws":
         efa = res.attrs.get("enable_efa_support")
         if efa is True or efa is UNKNOWN:
@@ -197,6 +207,16 @@ class MultiNodeWithoutRdma(Rule):
                     if sel:
                         related.append(Related(sel[0], placement.node_type_how))
                 role = f" ({template.role})" if template.role else ""
+                if workload.batch is not None:
+                    job = workload.batch
+                    where = job.partition_at.location if job.partition_at is not None else job.header
+                    yield self.finding(
+                        f"{job.title} trains across nodes ({why}) on {node.name} ({job.partition_at.written}, line "
+                        f"{job.partition_at.location.line}), which "
+                        f"supports {fabric}, but {pool_text}: NCCL falls back to TCP and every step waits on "
+                        "the network; set Efa.Enabled: true on the compute resource",
+                        where, workload.address, related=related, object_line=job.header.line)
+                    break
                 yield self.finding(
                     f"{workload.kind} {workload.name}{role} trains across nodes ({why}) on {node.name}, which "
                     f"supports {fabric}, but has {missing}: NCCL falls back to TCP and every step waits on the "
