@@ -31,6 +31,9 @@ class OversizedGpu(Rule):
     - (d) an interactive notebook instance (SageMaker notebook, Vertex
       Workbench, Azure ML compute instance) with 4 or more GPUs.
 
+    A Slurm batch script counts too: GPUs per node (`--gres=gpu:N`,
+    `--gpus-per-node`, ...) against the ranks per node its launch line starts
+    (`srun` tasks per node x the launcher's ranks).
     Unknown rank counts (`$(NPROC)`, `--multi_gpu` without a count, Lightning
     and NeMo scripts, Ray, TPU), unknown models and unknown GPU types never fire.
 

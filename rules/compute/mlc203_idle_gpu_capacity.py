@@ -68,7 +68,8 @@ class IdleGpuCapacity(Rule):
     (`min_vcpus`) with GPU instance types and a minimum above 0, a GKE node
     pool with a GPU and no autoscaling or a minimum above 0, an AKS node pool
     with a GPU size and `min_count` > 0 (or a fixed `node_count` without
-    autoscaling), an Azure ML compute cluster with `min_node_count` > 0, and
+    autoscaling), an Azure ML compute cluster with `min_node_count` > 0, an
+    AWS ParallelCluster compute resource with `MinCount` > 0, and
     a RayCluster GPU worker group with `minReplicas` > 0. Reserved
     capacity (capacity blocks, reservations) is already paid for and is not
     flagged, and neither is serving capacity (RayService, Deployments,

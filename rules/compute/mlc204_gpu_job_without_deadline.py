@@ -63,7 +63,9 @@ class GpuJobWithoutDeadline(Rule):
     a TrainJob or RayJob without `activeDeadlineSeconds`, a JobSet whose GPU
     child Jobs have no `activeDeadlineSeconds`, a Volcano Job with none in its
     GPU task pods. A pod-level `activeDeadlineSeconds` in the pod template
-    counts for every kind.
+    counts for every kind. A Slurm batch script that requests GPUs with no
+    `#SBATCH --time` (or `--time=UNLIMITED`/`0`) is flagged too: the
+    partition's default limit then applies, and Slurm's default is UNLIMITED.
 
     ## Why is this expensive
     Distributed training hangs rather than fails: one rank dies, the others

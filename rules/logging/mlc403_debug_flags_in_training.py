@@ -73,7 +73,8 @@ class DebugFlagsInTraining(Rule):
       accelerator, or that runs a training config in the scan):
       `CUDA_LAUNCH_BLOCKING=1`, `NCCL_DEBUG=INFO`/`TRACE`,
       `NCCL_DEBUG_SUBSYS=ALL`, `TORCH_DISTRIBUTED_DEBUG=INFO`/`DETAIL`,
-      `TORCH_CPP_LOG_LEVEL=INFO`; the same in a TRL config's `env:` block;
+      `TORCH_CPP_LOG_LEVEL=INFO`; the same in a TRL config's `env:` block
+      and exported at the top level of a Slurm batch script that requests GPUs;
     - in training configs: Lightning `trainer.detect_anomaly: true` and
       `trainer.profiler`, DeepSpeed `flops_profiler.enabled`,
       `wall_clock_breakdown` and `comms_logger.enabled`, torchtune

@@ -141,6 +141,8 @@ class MultiNodeWithoutRdma(Rule):
     instance-type selector or a linked pool); an accelerator-only selector
     leaves it unknown. Without Terraform in the scan only the pod side is
     judged. Host networking counts as a possible RDMA path and is not judged.
+    A multi-node Slurm job whose `--partition` is a ParallelCluster queue in
+    the scan is judged by that compute resource's `Efa.Enabled`.
 
     ## Why is this expensive
     These instances are priced for their RDMA fabric (a p5.48xlarge has 3200
