@@ -1,7 +1,7 @@
 """A Slurm batch script (:class:`mlcost_lint.parse.slurm.SlurmScript`) as a
 workload of the project model.
 
-One job is one :class:`Workload` (kind ``SlurmJob``) with one pod template
+One job is one :class:`Workload` (kind "Slurm job", as messages name it) with one pod template
 per node (``replicas`` = ``--nodes``) holding one container: its GPU request
 is the GPUs per node, its program is the script (read by the shell splitter,
 never run), its env the variables the script exports at top level. The
@@ -284,5 +284,5 @@ def build_slurm_job(script: SlurmScript, path: str) -> Workload:
         container.limits[GPU_RESOURCE] = gpus
     template = PodTemplate(document, _TEMPLATE, spec_path=_TEMPLATE + ("spec",), replicas=nodes,
                            containers=[container])
-    return Workload(document, (), kind="SlurmJob", api_version="slurm", name=name, templates=[template],
+    return Workload(document, (), kind="Slurm job", api_version="slurm", name=name, templates=[template],
                     batch=batch)

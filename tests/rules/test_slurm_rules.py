@@ -130,3 +130,31 @@ def test_bare_python_after_an_unread_gpu_program_is_unknown():
     launches = result.project.links.launches_of(job.templates[0].containers[0])
     assert [(x.launcher, x.unknown_reason) for x in launches] == [
         ("python", "the script also runs lighteval, which may be what uses the GPUs")]
+
+
+DEMO_SLURM = [
+    ('MLC203', 'infra/pcluster-config.yaml', 26, 'ParallelCluster compute resource SlurmQueues[p5].p5-48xl keeps 1 x p5.48xlarge = 8 H100-80 GPUs running with no job (MinCount = 1); set MinCount: 0 (Slurm power-saving starts nodes when jobs are queued and stops them after ScaledownIdletime)'),
+    ('MLC204', 'slurm/pretrain-llama.sbatch', 2, "Slurm job llama-8b-pretrain holds 16 GPUs (#SBATCH --gres=gpu:8, line 6) with no #SBATCH --time: the partition's default limit applies (Slurm's default is UNLIMITED); a hung run keeps them until someone notices: add #SBATCH --time=HH:MM:SS above the expected run time"),
+    ('MLC208', 'slurm/pretrain-llama.sbatch', 3, 'Slurm job llama-8b-pretrain runs 8 GPUs per pod on on-demand capacity (#SBATCH --partition=p5 = ParallelCluster queue p5 (SlurmQueues[p5].p5-48xl) -> ParallelCluster compute resource SlurmQueues[p5].p5-48xl, on-demand: CapacityType = ONDEMAND) and checkpoints to durable storage (output_dir: s3://acme-llm-checkpoints/runs/llama8b-full-ft): it can resume after preemption, so spot capacity at 60-90% lower price would fit'),
+    ('MLC502', 'slurm/pretrain-llama.sbatch', 3, 'Slurm job llama-8b-pretrain trains across nodes (torchrun on 2 nodes) on p5.48xlarge (#SBATCH --partition=p5, line 3), which supports EFA, but ParallelCluster SlurmQueues[p5].p5-48xl does not set Efa.Enabled: true: NCCL falls back to TCP and every step waits on the network; set Efa.Enabled: true on the compute resource'),
+    ('MLC201', 'slurm/pretrain-llama.sbatch', 6, 'Slurm job llama-8b-pretrain requests 8 GPUs per node (#SBATCH --gres=gpu:8, line 6) but starts srun (1 task per node) torchrun --nproc_per_node=$GPUS_PER_NODE (GPUS_PER_NODE=4 set in the script) (slurm/pretrain-llama.sbatch:20): 4 GPUs per node idle; request 4 or start 8 ranks per node'),
+    ('MLC202', 'slurm/pretrain-llama.sbatch', 6, 'Slurm job llama-8b-pretrain trains meta-llama/Llama-3.1-8B-Instruct on H100-80 GPUs of p5.48xlarge (80 GiB per GPU; GPU type from node group/pool SlurmQueues[p5].p5-48xl) but the memory floor is 8.0B params x 16 B/param (full fine-tune, mixed precision, Adam) = 119.2 GiB per GPU, activations not counted: it will run out of memory; shard with ZeRO-3/FSDP, use LoRA, or choose a larger GPU'),
+    ('MLC702', 'slurm/pretrain-llama.sbatch', 6, 'Slurm job llama-8b-pretrain requests 16 GPUs over all replicas (pod 2 x 8), above max-gpus-per-job 8; split the job or lower its replicas or GPUs per pod'),
+    ('MLC403', 'slurm/pretrain-llama.sbatch', 13, 'NCCL_DEBUG=INFO exported in Slurm job llama-8b-pretrain (8 GPUs per node: #SBATCH --gres=gpu:8 on line 6): NCCL logs every communicator and channel setup (TRACE: every call); set NCCL_DEBUG=WARN or remove it'),
+    ('MLC403', 'slurm/pretrain-llama.sbatch', 14, 'CUDA_LAUNCH_BLOCKING=1 exported in Slurm job llama-8b-pretrain (8 GPUs per node: #SBATCH --gres=gpu:8 on line 6): every CUDA kernel launch waits for the kernel to finish; remove it'),
+]
+
+
+def test_demo_slurm_and_parallelcluster_part():
+    """The demo's Slurm job and ParallelCluster config, through the real CLI
+    with the demo's config: the job links to the p5 queue (GPU type, capacity,
+    EFA), so the rules that need the node type fire on it too."""
+    import json
+
+    from mlc_testing import run_cli
+
+    res = run_cli(".", "--format", "json", "--no-cache", cwd=FIXTURES / "demo")
+    assert res.code == 1, res.err
+    found = [(f["code"], f["path"], f["line"], f["message"]) for f in json.loads(res.out)["findings"]
+             if f["path"].startswith(("slurm/", "infra/pcluster"))]
+    assert found == DEMO_SLURM
