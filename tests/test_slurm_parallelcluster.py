@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mlc_testing import FIXTURES, cli_json_findings, lint_dir, triples
-from mlcost_lint.model.parallelcluster import RESOURCE_TYPE, is_parallelcluster
+from mlcost_lint.model.parallelcluster import CLUSTER_TYPE, RESOURCE_TYPE, is_parallelcluster
 
 BASE = FIXTURES / "rules" / "MLC203" / "parallelcluster"
 MLC502 = FIXTURES / "rules" / "MLC502"
@@ -34,6 +34,8 @@ def test_compute_resources_are_node_pools():
     result = lint_dir(BASE / "negative", cwd=BASE)
     pools = [(r.name, r.get("InstanceType"), r.get("MinCount"), r.get("CapacityType"), r.loc("MinCount").line)
              for r in result.project.terraform.resources if r.type == RESOURCE_TYPE]
+    clusters = [(r.name, r.location.line) for r in result.project.terraform.resources if r.type == CLUSTER_TYPE]
+    assert clusters == [("cluster-config.yaml", 1)]
     assert pools == [
         ("train/p5", "p5.48xlarge", None, None, 11),
         ("train/p4d-zero", "p4d.24xlarge", 0, None, 18),
@@ -55,10 +57,10 @@ def test_mlc203_cli():
 
 
 def test_no_other_rule_reads_the_config():
-    """The pseudo resource type is no Terraform type: cost-tag, log and
-    storage rules stay silent on it (Tags/MLC101 are not read yet)."""
+    """The pseudo resource types are no Terraform types: log, storage and
+    network rules stay silent on them; MLC101 reads the cluster's Tags."""
     result = lint_dir(BASE / "positive", cwd=BASE, required_tags=["team"])
-    assert sorted({f.code for f in result.findings}) == ["MLC203"]
+    assert sorted({f.code for f in result.findings}) == ["MLC101", "MLC203"]
 
 
 def test_partition_links_the_job_to_its_queue():
@@ -82,3 +84,27 @@ def test_same_queue_name_in_two_clusters_links_nothing(tmp_path: Path):
     result = lint_dir(tmp_path, cwd=tmp_path)
     assert result.project.links.pools == []
     assert triples(result, "MLC502") == []
+
+
+MLC101 = FIXTURES / "rules" / "MLC101" / "parallelcluster"
+TAGS = ["team", "project", "cost-center"]
+
+
+def test_mlc101_cluster_tags():
+    """Cluster Tags go on every resource, a queue's on its nodes: a key
+    counts when every queue's nodes get it. One finding per config, at the
+    cluster's Tags (the config's first line when there are none)."""
+    found = triples(lint_dir(MLC101 / "positive", cwd=MLC101, required_tags=TAGS), "MLC101")
+    assert found == [
+        ("MLC101", "positive/queue-tags.yaml", 2,
+         "ParallelCluster config queue-tags.yaml lacks cost tags project, cost-center (required-tags); its spend "
+         "cannot be attributed; add them to Tags (as - Key: k / Value: v items; ParallelCluster tags every "
+         "resource it creates with them)"),
+        ("MLC101", "positive/untagged.yaml", 1,
+         "ParallelCluster config untagged.yaml lacks cost tags team, project, cost-center (required-tags); its "
+         "spend cannot be attributed; add them to Tags (as - Key: k / Value: v items; ParallelCluster tags every "
+         "resource it creates with them)"),
+    ]
+    assert triples(lint_dir(MLC101 / "negative", cwd=MLC101, required_tags=TAGS), "MLC101") == []
+    # Off unless tags are configured.
+    assert triples(lint_dir(MLC101 / "positive", cwd=MLC101), "MLC101") == []

@@ -23,6 +23,7 @@ from mlcost_lint.model.core import Location
 from mlcost_lint.parse.document import Document
 
 RESOURCE_TYPE = "parallelcluster_compute_resource"
+CLUSTER_TYPE = "parallelcluster_cluster"
 
 
 def is_parallelcluster(data: Any) -> bool:
@@ -38,9 +39,55 @@ def _region(data: dict) -> Any:
     return region if isinstance(region, str) and "$" not in region and "{" not in region else None
 
 
+def _tag_map(value: Any) -> Any:
+    """``Tags: [{Key: k, Value: v}]`` as a dict; UNKNOWN when not that shape."""
+    from mlcost_lint.model.core import UNKNOWN
+
+    if value is None:
+        return {}
+    if not isinstance(value, list):
+        return UNKNOWN
+    out = {}
+    for item in value:
+        if not isinstance(item, dict) or not isinstance(item.get("Key"), str) or "$" in item["Key"]:
+            return UNKNOWN
+        out[item["Key"]] = item.get("Value")
+    return out
+
+
+def cluster_resource(doc: Document) -> CloudResource:
+    """The cluster as one cost-bearing resource for MLC101: ParallelCluster
+    puts the cluster's ``Tags`` on every resource it creates and a queue's
+    ``Tags`` on that queue's nodes, so a key counts when every queue's nodes
+    get it (from the cluster or the queue). Written at the cluster's
+    ``Tags`` (else the config's first line)."""
+    from mlcost_lint.model.core import UNKNOWN
+
+    data = doc.data
+    cluster = _tag_map(data.get("Tags"))
+    tags: Any = cluster
+    if cluster is not UNKNOWN:
+        everywhere: dict | None = None
+        for queue in data["Scheduling"]["SlurmQueues"]:
+            own = _tag_map(queue.get("Tags")) if isinstance(queue, dict) else UNKNOWN
+            if own is UNKNOWN:
+                everywhere = None
+                tags = UNKNOWN
+                break
+            merged = {**own, **cluster}
+            everywhere = merged if everywhere is None else {k: v for k, v in everywhere.items() if k in merged}
+        if everywhere is not None:
+            tags = everywhere
+    where = {"Tags": doc.location(("Tags",))} if "Tags" in data else {}
+    name = doc.path.rsplit("/", 1)[-1]
+    return CloudResource(type=CLUSTER_TYPE, name=name, address=f"ParallelCluster config {name}", provider="aws",
+                         location=doc.location(()), attrs={"Tags": data.get("Tags")}, attr_locations=where,
+                         tags=tags, tags_attribute="Tags", origin="parallelcluster")
+
+
 def compute_resources(doc: Document) -> list[CloudResource]:
     """One node pool per compute resource of every queue."""
-    out: list[CloudResource] = []
+    out: list[CloudResource] = [cluster_resource(doc)]
     data = doc.data
     queues = data["Scheduling"]["SlurmQueues"]
     region = _region(data)

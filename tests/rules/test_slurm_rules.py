@@ -133,6 +133,7 @@ def test_bare_python_after_an_unread_gpu_program_is_unknown():
 
 
 DEMO_SLURM = [
+    ('MLC101', 'infra/pcluster-config.yaml', 2, 'ParallelCluster config pcluster-config.yaml lacks cost tags team, project, cost-center (required-tags); its spend cannot be attributed; add them to Tags (as - Key: k / Value: v items; ParallelCluster tags every resource it creates with them)'),
     ('MLC203', 'infra/pcluster-config.yaml', 26, 'ParallelCluster compute resource SlurmQueues[p5].p5-48xl keeps 1 x p5.48xlarge = 8 H100-80 GPUs running with no job (MinCount = 1); set MinCount: 0 (Slurm power-saving starts nodes when jobs are queued and stops them after ScaledownIdletime)'),
     ('MLC204', 'slurm/pretrain-llama.sbatch', 2, "Slurm job llama-8b-pretrain holds 16 GPUs (#SBATCH --gres=gpu:8, line 6) with no #SBATCH --time: the partition's default limit applies (Slurm's default is UNLIMITED); a hung run keeps them until someone notices: add #SBATCH --time=HH:MM:SS above the expected run time"),
     ('MLC208', 'slurm/pretrain-llama.sbatch', 3, 'Slurm job llama-8b-pretrain runs 8 GPUs per pod on on-demand capacity (#SBATCH --partition=p5 = ParallelCluster queue p5 (SlurmQueues[p5].p5-48xl) -> ParallelCluster compute resource SlurmQueues[p5].p5-48xl, on-demand: CapacityType = ONDEMAND) and checkpoints to durable storage (output_dir: s3://acme-llm-checkpoints/runs/llama8b-full-ft): it can resume after preemption, so spot capacity at 60-90% lower price would fit'),
