@@ -175,6 +175,9 @@ def test_exports_at_top_level_only():
         "}\n"
         "for i in 1 2; do export G=1; done\n"
         "export H=\"quoted value\"\n"
+        "declare -x I=1\n"
+        "declare J=1\n"
+        "export -n K=1\n"
     )
     env = exported_vars(text, "job.slurm")
     assert {k: (v.value, v.location.line, v.location.column) for k, v in env.items()} == {
@@ -183,6 +186,7 @@ def test_exports_at_top_level_only():
         "B": ("2", 5, 8),
         "D": (UNKNOWN, 7, 8),
         "H": ("quoted value", 15, 8),
+        "I": ("1", 16, 12),
     }
 
 

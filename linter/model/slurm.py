@@ -163,8 +163,9 @@ def _gpus(script: SlurmScript, nodes: Maybe[int], tasks: Maybe[int]
 
 def exported_vars(text: str, path: str) -> dict[str, EnvVar]:
     """Variables the script exports outside any if/loop/case/function body:
-    ``export NAME=value`` and ``NAME=value`` then ``export NAME``. A value
-    holding an expansion is unknown."""
+    ``export NAME=value``, ``declare -x NAME=value`` and ``NAME=value`` then
+    ``export NAME``. A value holding an expansion is unknown. (``set -a``,
+    which exports every later assignment, is not modelled.)"""
     starts: list[int] = []
     tokens, _ok = split_script(text, starts)
     lines = text.split("\n")
@@ -205,7 +206,11 @@ def exported_vars(text: str, path: str) -> dict[str, EnvVar]:
             return
         if depth:
             return
-        if first == "export":
+        exporting = first == "export" or (first in ("declare", "typeset") and
+                                          any(w.startswith("-") and "x" in w for w, _ in words[1:]))
+        if exporting:
+            if any(w.startswith("-") and "n" in w for w, _ in words[1:]):
+                return      # export -n: un-exports
             for word, line in words[1:]:
                 if word.startswith("-"):
                     continue
