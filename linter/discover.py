@@ -31,6 +31,9 @@ SUFFIX_KINDS: tuple[tuple[str, FileKind], ...] = (
     (".yaml", FileKind.YAML),
     (".yml", FileKind.YAML),
     (".json", FileKind.JSON),
+    (".sbatch", FileKind.SLURM),
+    (".slurm", FileKind.SLURM),
+    (".sh", FileKind.SHELL),
 )
 
 STDIN = "-"
@@ -74,6 +77,21 @@ def kind_of(name: str) -> FileKind | None:
         if lower.endswith(suffix):
             return kind
     return None
+
+
+def _sniffed_kind(path: Path) -> FileKind | None:
+    """A file with no extension that starts with a shell shebang may be a
+    Slurm batch script (its content decides when it is parsed)."""
+    if "." in path.name:
+        return None
+    from mlcost_lint.parse.slurm import has_shell_shebang
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(128)
+    except OSError:
+        return None
+    return FileKind.SHELL if has_shell_shebang(head) else None
 
 
 def display_path(path: Path, cwd: Path) -> str:
@@ -241,7 +259,7 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
         start = Path(raw)
         if _is_file(start):
             # A file named explicitly is read whatever its name, if we know its kind.
-            kind = kind_of(start.name)
+            kind = kind_of(start.name) or _sniffed_kind(start)
             if kind is not None:
                 add(start, kind, explicit=True)
             continue
@@ -279,9 +297,11 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
             dirnames[:] = sorted(d for d in dirnames if keep_dir(here, d))
             for name in sorted(filenames):
                 kind = kind_of(name)
+                full = here / name
+                if kind is None and "." not in name and _is_regular(full) and not full.is_symlink():
+                    kind = _sniffed_kind(full)
                 if kind is None:
                     continue
-                full = here / name
                 rule = ignore.match(full, is_dir=False) if ignore is not None else None
                 if rule is not None:
                     out.skipped.append(Skip(display_path(full, cwd), "gitignore", _why(rule, cwd)))

@@ -43,6 +43,7 @@ _BY_RESOURCE = (
     ("nvidia.com/", GPU),
     ("amd.com/gpu", GPU),
     ("gpu.intel.com/", GPU),
+    ("gres/gpu", GPU),          # Slurm
 )
 # Catalogue GPU models: by family prefix, then by kind (gpu_models.yaml).
 _BY_FAMILY = (("Trainium", TRAINIUM), ("Inferentia", INFERENTIA))

@@ -860,6 +860,10 @@ def parse_command(command: SimpleCommand, ctx: Context) -> Found | None:
     if name == "axolotl" and rest and rest[0].text in ("train", "fine-tune", "finetune"):
         return Found("axolotl", UNKNOWN, None, first, f"axolotl {rest[0].text}",
                      unknown_reason="axolotl picks its launcher and process count itself")
+    if name == "srun" and ctx.workload.batch is not None:
+        from mlcost_lint.link.slurm import srun_found
+
+        return srun_found(command, ctx, parse_command, Found)
     if name in _UNKNOWN_LAUNCHERS:
         if name == "ray":
             if rest[:2] and rest[0].text == "job" and len(rest) > 1 and rest[1].text == "submit":
@@ -1039,6 +1043,13 @@ def launch_of(workload: Workload, template: PodTemplate, container: Container, p
             ranks, reason = UNKNOWN, "on TPU"
         elif _one_process_all_devices(workload, container):
             ranks, reason = UNKNOWN, "TensorFlow/JAX/Paddle/MXNet/MindSpore use every visible device from one process"
+    if workload.batch is not None and chosen.launcher == "python" and not chosen.distributed \
+            and ranks is not UNKNOWN:
+        from mlcost_lint.link.slurm import other_program
+
+        other = other_program(steps, chosen)
+        if other is not None:
+            ranks, reason = UNKNOWN, f"the script also runs {other}, which may be what uses the GPUs"
     if chosen.all_visible_gpus:
         count = container.gpu_count()
         ranks = count if count is not UNKNOWN and count > 0 else UNKNOWN

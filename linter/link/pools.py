@@ -480,7 +480,12 @@ def link_pools(project: Project) -> None:
     index = PoolIndex.build(pools)
     for workload in project.kubernetes.workloads:
         for template in workload.templates:
-            result = link_template(workload, template, pools, index) if pools else LinkResult(None, "", None)
+            if workload.batch is not None:     # a Slurm job: its --partition names the pool
+                from mlcost_lint.link.slurm import partition_link
+
+                result = partition_link(project, workload)
+            else:
+                result = link_template(workload, template, pools, index) if pools else LinkResult(None, "", None)
             if result.pool is not None and result.evidence is not None:
                 project.links.pools.append(PoolLink(workload, template, result.pool.resource, result.evidence,
                                                     result.how, block=result.pool.block_path, detail=result.pool))

@@ -375,6 +375,8 @@ def container_words(container: Container) -> list[Word]:
 def program_of(container: Container) -> Program:
     """The simple commands a container runs (empty when it uses the image's
     entrypoint)."""
+    if container.script is not None:
+        return program_of_script(*container.script)
     program = Program()
     words = container_words(container)
     if words:

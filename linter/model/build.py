@@ -16,6 +16,7 @@ from typing import Callable
 
 from mlcost_lint.config import Settings
 from mlcost_lint.model.kubernetes_build import add_document, is_kubernetes_object
+from mlcost_lint.model.parallelcluster import compute_resources, is_parallelcluster
 from mlcost_lint.model.project import Project
 from mlcost_lint.model.terraform import is_plan_json
 from mlcost_lint.parse.document import Document, FileKind, ParsedFile, ParseError
@@ -38,11 +39,15 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
     project = Project(files=parsed)
     terraform_files: list[ParsedFile] = []
     azureml_computes: list = []
+    pcluster: list = []
     for pf in parsed:
         if pf.errors or pf.skipped_reason:
             continue
         if pf.kind in _TERRAFORM_KINDS:
             terraform_files.append(pf)
+            continue
+        if pf.slurm is not None:
+            _guarded(pf, 1, "Slurm batch script", lambda pf=pf: _add_slurm(project, pf))
             continue
         for doc in pf.documents:
             if pf.kind is FileKind.JSON and is_plan_json(doc.data):
@@ -52,6 +57,9 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
             if _is_azureml(doc.data):
                 _guarded(pf, doc.start_line, "Azure ML YAML",
                          lambda doc=doc: _add_azureml(project, doc, azureml_computes))
+            if is_parallelcluster(doc.data):
+                _guarded(pf, doc.start_line, "ParallelCluster config",
+                         lambda doc=doc: pcluster.extend(compute_resources(doc)))
                 continue
             if is_kubernetes_object(doc.data):
                 _guarded(pf, doc.start_line, "Kubernetes object",
@@ -73,6 +81,7 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
         _add_managed_terraform(project, terraform_files or list(var_files))
     if azureml_computes or any(w.managed is not None for w in project.kubernetes.workloads):
         _resolve_managed(project, azureml_computes)
+    project.terraform.resources.extend(pcluster)   # node pools Terraform rules do not know by type
     return project
 
 
@@ -118,6 +127,10 @@ def _resolve_managed(project: Project, computes: list) -> None:
 
     project.terraform.resources.extend(computes)
     resolve_compute(project)
+def _add_slurm(project: Project, pf: ParsedFile) -> None:
+    from mlcost_lint.model.slurm import build_slurm_job
+
+    project.kubernetes.workloads.append(build_slurm_job(pf.slurm, pf.path))
 
 
 def _add_training(project: Project, doc: Document) -> None:

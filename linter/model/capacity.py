@@ -364,7 +364,19 @@ _KARPENTER_NODE_POOL = PoolSpec(
                                           {SPOT: "spot", ON_DEMAND: "on-demand", RESERVED: "reserved"})),
 )
 
+# AWS ParallelCluster v3 compute resources (mlcost_lint.model.parallelcluster):
+# MinCount defaults to 0; a queue's CapacityType defaults to ONDEMAND.
+_PARALLELCLUSTER = PoolSpec(
+    kind="ParallelCluster compute resource",
+    instance_types=("InstanceType",),
+    minimum=("MinCount",),
+    minimum_default=0,
+    spot=(Marker("CapacityType", ("SPOT",)),),
+    reserved=(Marker("CapacityType", ("CAPACITY_BLOCK",)), Marker("CapacityReservationTarget", present=True)),
+)
+
 POOL_SPECS: dict[str, PoolSpec] = {
+    "parallelcluster_compute_resource": _PARALLELCLUSTER,
     "aws_eks_node_group": _EKS_NODE_GROUP,
     "aws_autoscaling_group": _ASG,
     "aws_batch_compute_environment": _BATCH,

@@ -19,6 +19,7 @@ ACCELERATOR_RESOURCE_PREFIXES: tuple[str, ...] = (
     "google.com/tpu",
     "aws.amazon.com/neuron",
     "habana.ai/gaudi",
+    "gres/gpu",          # Slurm generic resources (--gres=gpu:N, --gpus-per-node): mlcost_lint.model.slurm
 )
 
 
@@ -64,6 +65,9 @@ class Container(Located):
     limits: dict[str, Any] = field(default_factory=dict)
     volume_mounts: list[VolumeMount] = field(default_factory=list)
     is_init: bool = False
+    # A whole shell script this container runs when it is not a command
+    # list (a Slurm batch script): (text, origin as program_of_script takes it).
+    script: tuple[str, Location] | None = None
 
     @property
     def argv(self) -> list[str]:
@@ -170,11 +174,16 @@ class Workload(Located):
     # A training job of a managed service (SageMaker, Azure ML, Vertex AI):
     # what the service states beyond a pod spec (mlcost_lint.model.managed.ManagedJob).
     managed: Any = None
+    # A batch job of a scheduler outside Kubernetes (Slurm): its run-time
+    # bound and the directives rules name (mlcost_lint.model.batch.BatchJob).
+    batch: Any = None
 
     @property
     def address(self) -> str:
         if self.managed is not None:
             return self.managed.address
+        if self.batch is not None:
+            return self.batch.address
         ns = self.namespace or "default"
         return f"{self.kind}/{ns}/{self.name}"
 

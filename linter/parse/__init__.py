@@ -59,7 +59,10 @@ def parse_bytes(data: bytes, path: str, kind: FileKind, *, max_depth: int = 500)
     if text is None:
         always_ours = kind in (FileKind.TERRAFORM, FileKind.TERRAFORM_VARS, FileKind.TERRAFORM_JSON)
         sample = data[:65536].decode("utf-8", "replace")
-        if always_ours or looks_ours(sample):
+        always_ours = always_ours or kind is FileKind.SLURM
+        if kind is FileKind.SHELL:
+            result.skipped_reason = problem
+        elif always_ours or looks_ours(sample):
             offset = 0
             m = re.search(r"byte (\d+)|offset (\d+)", problem or "")
             if m:
@@ -72,6 +75,8 @@ def parse_bytes(data: bytes, path: str, kind: FileKind, *, max_depth: int = 500)
     result.suppressions, result.comment_lines = scan(text)
     if kind in (FileKind.TERRAFORM, FileKind.TERRAFORM_VARS) and not path.endswith(".json"):
         _parse_hcl(text, result, max_depth)
+    elif kind in (FileKind.SLURM, FileKind.SHELL):
+        _parse_slurm(text, result)
     elif kind is FileKind.YAML:
         _parse_yaml(text, result, max_depth)
     else:
@@ -150,6 +155,16 @@ def _parse_yaml(text: str, result: ParsedFile, max_depth: int) -> None:
             result.errors.append(ParseError(result.path, exc.line, exc.column, exc.message))
         else:
             result.skipped_reason = "not YAML we read"
+
+
+def _parse_slurm(text: str, result: ParsedFile) -> None:
+    from mlcost_lint.parse.slurm import has_directives, read_slurm
+
+    if not has_directives(text):
+        result.skipped_reason = "no #SBATCH lines before the first command: not a Slurm batch script"
+        return
+    result.kind = FileKind.SLURM
+    result.slurm = read_slurm(text)
 
 
 def _parse_json(text: str, result: ParsedFile, max_depth: int) -> None:

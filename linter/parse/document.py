@@ -30,6 +30,8 @@ class FileKind(str, Enum):
     TERRAFORM_PLAN = "terraform-plan"  # `terraform show -json` output
     YAML = "yaml"                      # Kubernetes manifests and training configs
     JSON = "json"
+    SLURM = "slurm"                    # .sbatch, .slurm: a Slurm batch script
+    SHELL = "shell"                    # .sh / a shell shebang: a Slurm job when its header holds #SBATCH
 
 
 @dataclass(slots=True)
@@ -99,6 +101,7 @@ class ParsedFile:
     kind: FileKind
     documents: list[Document] = field(default_factory=list)   # YAML / JSON
     hcl: Any = None             # mlcost_lint.parse.hcl.HclBody for .tf/.tfvars
+    slurm: Any = None           # mlcost_lint.parse.slurm.SlurmScript for Slurm batch scripts
     errors: list[ParseError] = field(default_factory=list)
     suppressions: list[Suppression] = field(default_factory=list)
     comment_lines: frozenset[int] = frozenset()  # lines holding only a comment

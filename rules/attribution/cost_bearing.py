@@ -33,6 +33,7 @@ COST_BEARING: dict[str, str] = {
     "aws_fsx_openzfs_file_system": "tags",
     "aws_fsx_windows_file_system": "tags",
     "aws_cloudwatch_log_group": "tags",
+    "parallelcluster_cluster": "Tags",          # AWS ParallelCluster config (mlcost_lint.model.parallelcluster)
     # --- Google: labels (provider default_labels merged by the evaluator)
     "google_compute_instance": "labels",
     "google_compute_instance_template": "labels",

@@ -16,6 +16,8 @@ _NO_DEFAULTS = {
     "google_container_node_pool": "Google default_labels do not apply to GKE; node_config.labels "
                                   "are Kubernetes node labels, not billing labels",
     "aws_autoscaling_group": "default_tags do not apply to autoscaling groups",
+    "parallelcluster_cluster": "as - Key: k / Value: v items; ParallelCluster tags every resource it creates "
+                               "with them",
 }
 
 

@@ -72,6 +72,8 @@ class MissingCostLabels(Rule):
         for workload in project.kubernetes.workloads:
             if workload.managed is not None:
                 continue   # a managed-service job has no pod labels (its tags are MLC101's)
+            if workload.batch is not None:
+                continue   # a Slurm job has no pod labels
             for template in workload.templates:
                 missing = missing_keys(template.labels, settings.tag_keys)
                 if not missing:

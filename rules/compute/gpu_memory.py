@@ -21,7 +21,7 @@ from mlcost_lint.model.training import Setting, TrainingConfig
 
 MIXED = frozenset({"bf16", "fp16", "fp8", "mixed"})
 # Accelerator resources whose count is whole GPUs a launcher puts ranks on.
-RANKED_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
+RANKED_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gres/gpu")
 
 
 def container_links(project: Project, container: Container) -> list[ConfigLink]:

@@ -33,6 +33,9 @@ class OversizedGpu(Rule):
     - (d) an interactive notebook instance (SageMaker notebook, Vertex
       Workbench, Azure ML compute instance) with 4 or more GPUs.
 
+    A Slurm batch script counts too: GPUs per node (`--gres=gpu:N`,
+    `--gpus-per-node`, ...) against the ranks per node its launch line starts
+    (`srun` tasks per node x the launcher's ranks).
     Unknown rank counts (`$(NPROC)`, `--multi_gpu` without a count, Lightning
     and NeMo scripts, Ray, TPU), unknown models and unknown GPU types never fire.
 
@@ -97,6 +100,15 @@ class OversizedGpu(Rule):
         related = [Related(launch.evidence, f"{launch.ranks_text}: {ranks} rank{'s' if ranks != 1 else ''} per pod")]
         if launch.ranks_location is not None and launch.ranks_location != launch.evidence:
             related.append(Related(launch.ranks_location, launch.ranks_what or "where the rank count is written"))
+        if workload.batch is not None:
+            job = workload.batch
+            message = (f"{job.title} requests {n} GPUs per node ({job.gpus_where()}) but starts {launch.ranks_text} "
+                       f"({where.path}:{where.line}): {idle} GPU{'s' if idle != 1 else ''} per node idle; "
+                       f"request {ranks} or start {n} ranks per node")
+            yield self.finding(message, container.loc(*container.gpu_resource_path()),
+                               address_of(workload, template, container), related=related,
+                               object_line=job.header.line)
+            return
         yield self.finding(
             f"{workload.kind} {workload.name} requests {n} x {resource}{role} but starts {launch.ranks_text} "
             f"({where.path}:{where.line}): {idle} GPU{'s' if idle != 1 else ''} idle; request {ranks} "

@@ -32,6 +32,8 @@ _SCALE_TO_ZERO = {
     "Azure ML compute cluster": "set scale_settings.min_node_count = 0 (Azure ML scales out when jobs are queued)",
     "Azure ML compute": "set min_instances: 0 (Azure ML scales out when jobs are queued and back in after "
                         "idle_time_before_scale_down)",
+    "ParallelCluster compute resource": "set MinCount: 0 (Slurm power-saving starts nodes when jobs are queued "
+                                        "and stops them after ScaledownIdletime)",
 }
 
 # Registry-module node groups: the module's input names for the plan-shape
@@ -70,7 +72,8 @@ class IdleGpuCapacity(Rule):
     (`min_vcpus`) with GPU instance types and a minimum above 0, a GKE node
     pool with a GPU and no autoscaling or a minimum above 0, an AKS node pool
     with a GPU size and `min_count` > 0 (or a fixed `node_count` without
-    autoscaling), an Azure ML compute cluster with `min_node_count` > 0, and
+    autoscaling), an Azure ML compute cluster with `min_node_count` > 0, an
+    AWS ParallelCluster compute resource with `MinCount` > 0, and
     a RayCluster GPU worker group with `minReplicas` > 0. Reserved
     capacity (capacity blocks, reservations) is already paid for and is not
     flagged, and neither is serving capacity (RayService, Deployments,

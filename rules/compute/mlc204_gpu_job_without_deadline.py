@@ -92,7 +92,9 @@ class GpuJobWithoutDeadline(Rule):
     a TrainJob or RayJob without `activeDeadlineSeconds`, a JobSet whose GPU
     child Jobs have no `activeDeadlineSeconds`, a Volcano Job with none in its
     GPU task pods. A pod-level `activeDeadlineSeconds` in the pod template
-    counts for every kind.
+    counts for every kind. A Slurm batch script that requests GPUs with no
+    `#SBATCH --time` (or `--time=UNLIMITED`/`0`) is flagged too: the
+    partition's default limit then applies, and Slurm's default is UNLIMITED.
 
     ## Why is this expensive
     Distributed training hangs rather than fails: one rank dies, the others
@@ -133,6 +135,9 @@ class GpuJobWithoutDeadline(Rule):
 
         yield from deadline_findings(self, project)   # SageMaker / Azure ML / Vertex jobs
         for workload in project.kubernetes.workloads:
+            if workload.batch is not None:
+                yield from self._batch(workload)
+                continue
             family = job_kind(workload)
             if family is None:
                 continue
@@ -177,3 +182,29 @@ class GpuJobWithoutDeadline(Rule):
                 object_line=workload.loc().line,
                 quantity=_hung_run(project, settings, unbounded),
             )
+
+    def _batch(self, workload) -> Iterator[Finding]:
+        """A scheduler job outside Kubernetes (Slurm): no --time, or one
+        that says UNLIMITED, leaves the partition's default (UNLIMITED unless
+        the admins set one)."""
+        job = workload.batch
+        if job.time_limit is UNKNOWN or (job.time is not None and not job.time_unbounded):
+            return
+        templates = workload.accelerator_templates()
+        if not templates:
+            return
+        held = held_text(templates)
+        it = "it" if held.startswith("1 ") else "them"
+        if job.time is None:
+            what, where = f"no {job.directive_prefix} --time", job.header
+            why = "the partition's default limit applies (Slurm's default is UNLIMITED)"
+        else:
+            what, where = f"{job.time.written} (line {job.time.location.line})", job.time.location
+            why = "no time limit"
+        yield self.finding(
+            f"{job.title} holds {held} ({job.gpus_where()}) with {what}: {why}; a hung run keeps {it} "
+            f"until someone notices: add {job.directive_prefix} --time=HH:MM:SS above the expected run time",
+            where,
+            workload.address,
+            object_line=job.header.line,
+        )

@@ -49,6 +49,7 @@ _RESOURCE_DEVICE: tuple[tuple[str, str], ...] = (
     ("google.com/tpu", TPU),
     ("aws.amazon.com/neuron", OTHER),
     ("habana.ai/gaudi", OTHER),
+    ("gres/gpu", GPU),          # Slurm --gres=gpu / --gpus-per-node
 )
 # When several links disagree, the costliest reading that is certain wins.
 _PRIORITY = (GPU, TPU, OTHER)

@@ -84,8 +84,8 @@ class MissingShmVolume(Rule):
         for link in project.links.configs:
             linked.setdefault((id(link.template), id(link.container)), []).append(link)
         for workload in project.kubernetes.workloads:
-            if workload.kind in SKIP_KINDS:
-                continue
+            if workload.kind in SKIP_KINDS or workload.batch is not None:
+                continue   # a Slurm job runs on the host, with the host's /dev/shm
             if workload.managed is not None:
                 from mlcost_lint.rules.efficiency.managed_shm import managed_shm_findings
 

@@ -73,7 +73,8 @@ class DebugFlagsInTraining(Rule):
       accelerator, or that runs a training config in the scan):
       `CUDA_LAUNCH_BLOCKING=1`, `NCCL_DEBUG=INFO`/`TRACE`,
       `NCCL_DEBUG_SUBSYS=ALL`, `TORCH_DISTRIBUTED_DEBUG=INFO`/`DETAIL`,
-      `TORCH_CPP_LOG_LEVEL=INFO`; the same in a TRL config's `env:` block;
+      `TORCH_CPP_LOG_LEVEL=INFO`; the same in a TRL config's `env:` block
+      and exported at the top level of a Slurm batch script that requests GPUs;
     - in training configs: Lightning `trainer.detect_anomaly: true` and
       `trainer.profiler`, DeepSpeed `flops_profiler.enabled`,
       `wall_clock_breakdown` and `comms_logger.enabled`, torchtune
@@ -129,6 +130,13 @@ class DebugFlagsInTraining(Rule):
                         if var.value.strip().upper() not in switch.values:
                             continue
                         role = f" {template.role}" if template.role else ""
+                        if workload.batch is not None:
+                            job = workload.batch
+                            message = (f"{name}={var.value.strip()} exported in {job.title} "
+                                       f"({job.gpus_text()}): {switch.cost}; {switch.fix}")
+                            yield self.finding(message, var.location, workload.address,
+                                               object_line=job.header.line)
+                            continue
                         message = (f"{name}={var.value.strip()} in container {container.name} of "
                                    f"{workload.kind} {workload.name}{role} ({why}): {switch.cost}; "
                                    f"{switch.fix}")

@@ -34,6 +34,9 @@ def is_multi_node(project: Any, workload: Workload) -> tuple[bool, str]:
             for launch in project.links.launches_of(c):
                 if isinstance(launch.nodes, int) and launch.nodes > 1:
                     return True, f"{launch.launcher} on {launch.nodes} nodes"
+    job = workload.batch
+    if job is not None and isinstance(job.nodes, int) and job.nodes > 1 and workload.gpu_templates():
+        return True, f"{job.label} on {job.nodes} nodes"
     if workload.kind in MULTI_POD_KINDS or (workload.kind == "Job" and workload.api_version.startswith("batch.volcano.sh")):
         if pods > 1:
             return True, f"{pods} GPU pods"
@@ -65,6 +68,13 @@ def pool_side(project: Any, template: PodTemplate) -> tuple[bool | None, str]:
     if pool is None:
         return False, ""
     res = pool.resource
+    if res.type == "parallelcluster_compute_resource":
+        efa = res.get("Efa.Enabled")
+        if efa is UNKNOWN or (efa is not None and not isinstance(efa, bool)):
+            return None, ""
+        if efa:
+            return True, ""
+        return False, f"ParallelCluster {res.address} does not set Efa.Enabled: true"
     if pool.cloud == "aws":
         efa = res.attrs.get("enable_efa_support")
         if efa is True or efa is UNKNOWN:
@@ -131,6 +141,8 @@ class MultiNodeWithoutRdma(Rule):
     instance-type selector or a linked pool); an accelerator-only selector
     leaves it unknown. Without Terraform in the scan only the pod side is
     judged. Host networking counts as a possible RDMA path and is not judged.
+    A multi-node Slurm job whose `--partition` is a ParallelCluster queue in
+    the scan is judged by that compute resource's `Efa.Enabled`.
 
     ## Why is this expensive
     These instances are priced for their RDMA fabric (a p5.48xlarge has 3200
@@ -199,6 +211,16 @@ class MultiNodeWithoutRdma(Rule):
                     if sel:
                         related.append(Related(sel[0], placement.node_type_how))
                 role = f" ({template.role})" if template.role else ""
+                if workload.batch is not None:
+                    job = workload.batch
+                    where = job.partition_at.location if job.partition_at is not None else job.header
+                    yield self.finding(
+                        f"{job.title} trains across nodes ({why}) on {node.name} ({job.partition_at.written}, line "
+                        f"{job.partition_at.location.line}), which "
+                        f"supports {fabric}, but {pool_text}: NCCL falls back to TCP and every step waits on "
+                        "the network; set Efa.Enabled: true on the compute resource",
+                        where, workload.address, related=related, object_line=job.header.line)
+                    break
                 yield self.finding(
                     f"{workload.kind} {workload.name}{role} trains across nodes ({why}) on {node.name}, which "
                     f"supports {fabric}, but has {missing}: NCCL falls back to TCP and every step waits on the "

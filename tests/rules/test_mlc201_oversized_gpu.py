@@ -17,6 +17,11 @@ EXPECTED = {
     'positive/cpu_config': [
         ('MLC201', 'positive/cpu_config/k8s/volcano.yaml', 20, 'Job bert-finetune trainer requests 1 x nvidia.com/gpu but runs on CPU (use_cpu in the linked config, positive/cpu_config/configs/glue.yaml:6): the GPU stays idle; remove the GPU request or the CPU setting'),
     ],
+    'positive/slurm': [
+        ('MLC201', 'positive/slurm/srun_python.sbatch', 5, 'Slurm job bert-pretrain requests 8 GPUs per node (#SBATCH --gpus-per-node=a100:8, line 5) but starts srun (4 tasks per node) python pretrain.py (positive/slurm/srun_python.sbatch:10): 4 GPUs per node idle; request 4 or start 8 ranks per node'),
+        ('MLC201', 'positive/slurm/train_multinode.slurm', 6, 'Slurm job llama-sft requests 8 GPUs per node (#SBATCH --gres=gpu:8, line 6) but starts srun (1 task per node) torchrun --nproc_per_node=$GPUS_PER_NODE (GPUS_PER_NODE=4 set in the script) (positive/slurm/train_multinode.slurm:19): 4 GPUs per node idle; request 4 or start 8 ranks per node'),
+    ],
+    'negative/slurm': [],
     'positive/idle_ranks': [
         ('MLC201', 'positive/idle_ranks/k8s/pytorchjob.yaml', 23, 'PyTorchJob llama-sft requests 8 x nvidia.com/gpu per Worker but starts torchrun --nproc_per_node=2 (positive/idle_ranks/k8s/pytorchjob.yaml:20): 6 GPUs idle; request 2 or start 8 ranks'),
     ],

@@ -11,6 +11,10 @@ CODE = "MLC502"
 BASE = FIXTURES / "rules" / CODE
 
 EXPECTED = {
+    'positive/slurm_parallelcluster': [
+        ('MLC502', 'positive/slurm_parallelcluster/pretrain.sbatch', 3, 'Slurm job pretrain trains across nodes (torchrun on 2 nodes) on p5.48xlarge (#SBATCH --partition=h100, line 3), which supports EFA, but ParallelCluster SlurmQueues[h100].p5 does not set Efa.Enabled: true: NCCL falls back to TCP and every step waits on the network; set Efa.Enabled: true on the compute resource'),
+    ],
+    'negative/slurm_parallelcluster': [],
     'positive/eks_pool_without_efa': [
         ('MLC502', 'positive/eks_pool_without_efa/k8s/jobset.yaml', 28, 'JobSet gpt-pretrain (workers) trains across nodes (torchrun on 2 nodes) on p4d.24xlarge, which supports EFA, but has no vpc.amazonaws.com/efa request and module.eks.eks_managed_node_groups["p4d"] does not enable EFA (enable_efa_support / launch template interface_type = "efa"): NCCL falls back to TCP and every step waits on the network'),
     ],
