@@ -46,6 +46,7 @@ parent neither pickles nor writes the results it receives.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import hmac
 import io
@@ -296,6 +297,18 @@ class CacheWriter:
                 _close(fd)
 
 
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """What made the cached entries: the parse stage's own code. A change to
+    it (a new field on ParsedFile) must never load entries of the old shape,
+    also within one version number (development builds, editable installs,
+    where an old entry raised AttributeError in the model stage)."""
+    digest = hashlib.sha256()
+    for path in sorted((Path(__file__).parent / "parse").glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 class ParseCache:
     """Raises CacheUnavailable when the folder cannot be used safely."""
 
@@ -303,7 +316,7 @@ class ParseCache:
                  base: Path | None = None, max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES) -> None:
         self.root = folder
         self.folder = folder / f"v{__version__}"
-        self.salt = f"{__version__}|{settings_fingerprint}".encode()
+        self.salt = f"{__version__}|{code_fingerprint()}|{settings_fingerprint}".encode()
         self.max_entry_bytes = max_entry_bytes
         self.hits = 0
         self.misses = 0

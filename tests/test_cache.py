@@ -46,6 +46,22 @@ def test_key_depends_on_content_path_kind_and_settings(tmp_path: Path, monkeypat
                 a.key(b"x", "a.yaml", "json"), b.key(b"x", "a.yaml", "yaml")}) == 5
 
 
+def test_entries_of_other_parse_code_are_not_loaded(tmp_path: Path, monkeypatch):
+    """An entry written by other parse-stage code (a ParsedFile of another
+    shape, same version number) is a miss, never an object of the old shape."""
+    import mlcost_lint.cache as cache_module
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    old = _cache(tmp_path)
+    key = old.key(b"kind: Pod\n", "a.yaml", "yaml")
+    old.put(key, ParsedFile(path="a.yaml", kind=FileKind.YAML))
+    assert _cache(tmp_path).get(key).path == "a.yaml"
+    monkeypatch.setattr(cache_module, "code_fingerprint", lambda: "other-parse-code")
+    new = _cache(tmp_path)
+    new_key = new.key(b"kind: Pod\n", "a.yaml", "yaml")
+    assert new_key != key and new.get(new_key) is None
+
+
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mlcost_lint", *args], cwd=cwd, capture_output=True, timeout=300)
 

@@ -179,8 +179,12 @@ def test_demo_held_figures_mlc201_mlc204_mlc208():
     # (median spot 2.5445 / 4 GPUs x 730 = 464.37); the Ray workers, 2 GPUs of g5.xlarge (1.006 x 2 x 730 = 1468.76).
     assert costs[("MLC205", "dev-box.yaml", 19)]["amount_usd"] == 464.0
     assert costs[("MLC203", "ray-cluster.yaml", 22)]["amount_usd"] == 1469.0
-    assert doc["cost"]["always_on_usd_per_month"] == 47848.0 + 464.0 + 1469.0
-    assert doc["cost"]["held_usd_per_hour"] == round(24.58 + 8.29 + 32.77 + 25.98 + 2.54, 2)
+    # The ParallelCluster queue: MinCount 1 of p5.48xlarge (98.32 x 730 = 71,773.6)
+    assert costs[("MLC203", "pcluster-config.yaml", 26)]["amount_usd"] == 71774.0
+    # The sbatch job on it, 2 nodes x 8 H100: 16 x (98.32 - median spot 26.7861) / 8 = 143.0678
+    assert costs[("MLC208", "pretrain-llama.sbatch", 3)]["amount_usd"] == 143.07
+    assert doc["cost"]["always_on_usd_per_month"] == 47848.0 + 71774.0 + 464.0 + 1469.0
+    assert doc["cost"]["held_usd_per_hour"] == round(24.58 + 8.29 + 32.77 + 25.98 + 2.54 + 143.07, 2)
 
 
 def test_gpu_model_only_selector_is_at_least(tmp_path: Path):
