@@ -497,8 +497,8 @@ class Redactor:
     as they are)."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
-        ordered = sorted({s for s in secrets if s}, key=lambda s: (-len(s), s))
-        self._pattern = re.compile("|".join(_whole_token(s) for s in ordered)) if ordered else None
+        values = sorted({s for s in secrets if s})
+        self._pattern = _secrets_pattern(values) if values else None
 
     def __call__(self, text: str) -> str:
         if self._pattern is None or not isinstance(text, str):
@@ -507,6 +507,51 @@ class Redactor:
 
 
 _TOKEN_CHAR = "A-Za-z0-9_"
+
+
+def _secrets_pattern(values: list[str]) -> "re.Pattern[str]":
+    """One regex for every secret value, as a trie: at each position only the
+    branches of the next character are tried, so the cost does not grow with
+    the number of secrets (an alternation of 1,243 values took 2 ms per
+    message: 32 s of a 2,000-file run). Children come before a value that
+    ends at a node, so the longest value wins; the whole-token guards of
+    :func:`_whole_token` sit at the first character and at each end."""
+    try:
+        return re.compile(_trie(values))
+    except (RecursionError, re.error, OverflowError):
+        ordered = sorted(values, key=lambda v: (-len(v), v))
+        return re.compile("|".join(_whole_token(v) for v in ordered))
+
+
+def _trie(values: list[str]) -> str:
+    root: dict = {}
+    for value in values:
+        node = root
+        for ch in value:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def tail(ch: str) -> str:
+        return f"(?![{_TOKEN_CHAR}])" if re.match(f"[{_TOKEN_CHAR}]", ch) else ""
+
+    def below(node: dict, last: str) -> str:
+        text = ""
+        while len(node) == 1 and "" not in node:     # a chain: no group needed
+            (ch, node), = node.items()
+            text += re.escape(ch)
+            last = ch
+        alts = [re.escape(ch) + below(child, ch) for ch, child in sorted(node.items()) if ch]
+        if "" in node:
+            alts.append(tail(last))
+        if len(alts) == 1:
+            return text + alts[0]
+        return text + "(?:" + "|".join(alts) + ")"
+
+    heads = []
+    for ch, child in sorted(root.items()):
+        guard = f"(?<![{_TOKEN_CHAR}])" if re.match(f"[{_TOKEN_CHAR}]", ch) else ""
+        heads.append(guard + re.escape(ch) + below(child, ch))
+    return "|".join(heads)
 
 
 def _whole_token(secret: str) -> str:

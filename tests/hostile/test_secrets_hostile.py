@@ -271,3 +271,34 @@ def test_non_utf8_and_newline_folder_names_through_the_real_cli(tmp_path: Path):
         assert "caf\\udce9.json: " in shown or '"caf\\udce9.json"' in shown or "caf\\udce9.json" in shown, (fmt, out)
         assert "file name is not valid UTF-8; not read" in shown, (fmt, out)
         assert "dir\\n::error file=a::x/job.json" in shown or "dir\\n%3A%3Aerror file=a%3A%3Ax/job.json" in out, (fmt, out)
+
+
+def test_trie_redactor_equals_the_whole_token_alternation():
+    """The redactor is one trie-shaped regex (its cost does not grow with the
+    number of secrets: 1,243 values cost 32 s over a 2,000-file run as an
+    alternation); it must hide exactly what the plain alternation of
+    whole-token values, longest first, hides."""
+    import random
+    import re
+
+    from mlcost_lint.secrets import Redactor, _whole_token
+
+    rnd = random.Random(7)
+    alphabet = "ab-_1:@/x."
+    for _ in range(2000):
+        values = {"".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 6))) for _ in range(rnd.randint(1, 6))}
+        plain = re.compile("|".join(_whole_token(v) for v in sorted(values, key=lambda v: (-len(v), v))))
+        trie = Redactor(values)
+        for _ in range(5):
+            text = "".join(rnd.choice(alphabet + " ") for _ in range(rnd.randint(0, 24)))
+            assert trie(text) == plain.sub("***", text), (values, text)
+
+
+def test_many_secrets_are_all_hidden_and_ordinary_words_kept():
+    from mlcost_lint.secrets import Redactor
+
+    values = [f"ml-ads-emb-{i:04d}-shared-{i % 9}" for i in range(1243)]
+    redact = Redactor(values)
+    assert redact("password ml-ads-emb-0056-shared-2 and ml-ads-emb-0056-shared-20x") == \
+        "password *** and ml-ads-emb-0056-shared-20x"
+    assert redact("job-ml-ads-emb-1242-shared-0") == "job-***"
