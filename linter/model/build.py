@@ -19,6 +19,7 @@ from mlcost_lint.model.kubernetes_build import add_document, is_kubernetes_objec
 from mlcost_lint.model.parallelcluster import compute_resources, is_parallelcluster
 from mlcost_lint.model.project import Project
 from mlcost_lint.model.terraform import is_plan_json
+from mlcost_lint.model.vertex import is_vertex_job, read_vertex
 from mlcost_lint.parse.document import Document, FileKind, ParsedFile, ParseError
 
 _TERRAFORM_KINDS = (FileKind.TERRAFORM, FileKind.TERRAFORM_JSON, FileKind.TERRAFORM_VARS, FileKind.TERRAFORM_PLAN)
@@ -57,6 +58,10 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
             if _is_azureml(doc.data):
                 _guarded(pf, doc.start_line, "Azure ML YAML",
                          lambda doc=doc: _add_azureml(project, doc, azureml_computes))
+            if is_vertex_job(doc.data):
+                _guarded(pf, doc.start_line, "Vertex AI custom job",
+                         lambda doc=doc: project.kubernetes.workloads.extend(read_vertex(doc)))
+                continue
             if is_parallelcluster(doc.data):
                 _guarded(pf, doc.start_line, "ParallelCluster config",
                          lambda doc=doc: pcluster.extend(compute_resources(doc)))

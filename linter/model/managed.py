@@ -80,6 +80,11 @@ class ManagedJob:
     shm_default: int | None = None        # the service default when not written
     # Azure ML distribution: (type, process_count_per_instance, where), None when not written.
     distribution: Any = None
+    # A GCP accelerator attached per VM (Vertex N1 + NVIDIA_TESLA_T4): (GCE type, count), for pricing.
+    attached_accelerator: tuple[str, int] | None = None
+    # The job already runs on a discounted capacity model that is not
+    # preemptible (Vertex scheduling.strategy FLEX_START): MLC208 does not suggest spot.
+    discounted: str = ""
     compute: str | None = None            # Azure ML compute target name
     compute_at: Location | None = None
     resource: Any = None                  # the Terraform CloudResource, when it comes from one

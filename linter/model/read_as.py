@@ -46,15 +46,30 @@ def read_as(project: Project, paths: set[str] | None = None) -> list[ReadAs]:
     for tc in project.training:
         if tc.embedded_in is None:
             training.setdefault(tc.path, []).append(tc.framework.value)
+    inputs = _other_inputs(project)
     out = []
     for pf in sorted(project.files, key=lambda f: f.path):
         if not pf.path or (paths is not None and pf.path not in paths):
             continue
-        out.append(_one(pf, training.get(pf.path, [])))
+        out.append(_one(pf, training.get(pf.path, []), inputs.get(pf.path, [])))
     return out
 
 
-def _one(pf: ParsedFile, frameworks: list[str]) -> ReadAs:
+def _other_inputs(project: Project) -> dict[str, list[str]]:
+    """Path -> what else the model read there: managed-service jobs (their
+    label), Azure ML compute and ParallelCluster compute resources."""
+    out: dict[str, list[str]] = {}
+    for w in project.kubernetes.workloads:
+        if w.managed is not None:
+            out.setdefault(w.managed.header.path, []).append(w.managed.label)
+    for r in project.terraform.resources:
+        if r.origin in ("azureml", "parallelcluster") and r.location is not None:
+            out.setdefault(r.location.path, []).append(
+                "Azure ML compute" if r.origin == "azureml" else "ParallelCluster compute resource")
+    return out
+
+
+def _one(pf: ParsedFile, frameworks: list[str], inputs: list[str] = ()) -> ReadAs:
     if pf.errors:
         return ReadAs(pf.path, True, f"{_TERRAFORM.get(pf.kind, pf.kind.value)}, not readable: "
                                      f"{pf.errors[0].message} (MLC001)", "error")
@@ -68,6 +83,8 @@ def _one(pf: ParsedFile, frameworks: list[str]) -> ReadAs:
     if objects:
         shown = ", ".join(objects[:4]) + (f" and {len(objects) - 4} more" if len(objects) > 4 else "")
         parts.append(f"Kubernetes: {shown}")
+    if inputs:
+        parts.append(", ".join(dict.fromkeys(inputs)))
     if frameworks:
         parts.append(f"training config ({', '.join(sorted(set(frameworks)))})")
     if parts:

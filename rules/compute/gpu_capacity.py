@@ -287,6 +287,9 @@ def template_target(project: Any, template: Any, settings: Any) -> "Target":
         target = pool_target(pool)
         return target if target.region else Target(target.cloud, target.types, target.accelerator, region=region)
     placement = project.links.placement_of(template)
+    job = getattr(placement.workload, "managed", None) if placement is not None else None
+    if job is not None:
+        return managed_target(job, region)
     node = placement.node_type if placement is not None else None
     if isinstance(node, Accelerator) and node.kind == "instance":
         return Target(node.cloud, (node.name,), region=region)
@@ -302,11 +305,36 @@ def template_target(project: Any, template: Any, settings: Any) -> "Target":
     return Target(None, region=region)
 
 
+def managed_target(job: Any, region: str | None) -> "Target":
+    """One instance of a managed-service job, as the job names it: the
+    instance type as written (a SageMaker ``ml.`` name stays, so the price
+    says it is the EC2 price, "at least"), a Vertex N1 machine with its
+    attached accelerators, else the GPU model."""
+    from mlcost_lint.pricing import Target
+
+    acc = job.accelerator
+    cloud = acc.cloud if acc is not None else None
+    types = (job.instance_type,) if isinstance(job.instance_type, str) and job.instance_type else ()
+    attached = job.attached_accelerator
+    if attached is not None and attached[0] and isinstance(attached[1], int):
+        return Target(cloud, types, attached, region=region)
+    if types and acc is not None and acc.kind == "instance":
+        return Target(cloud, types, region=region)
+    if acc is not None:
+        return Target(cloud, model=acc.gpu.name, region=region)
+    return Target(cloud, region=region)
+
+
 def run_bound_hours(workload: Any, template: Any = None) -> float | None:
     """Hours one run of a batch workload may last (activeDeadlineSeconds of
-    the job or of the pod template), None when unbounded or unknown."""
+    the job or of the pod template; a managed job's run-time bound, the
+    service default included), None when unbounded or unknown."""
     from mlcost_lint.model.capacity import count_value
 
+    job = getattr(workload, "managed", None)
+    if job is not None:
+        limit = job.runtime_limit
+        return limit / 3600 if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
     family = job_kind(workload)
     seconds: Any = None
     if family is not None:

@@ -14,12 +14,15 @@ from typing import Any, Iterator
 
 from mlcost_lint.model.core import UNKNOWN, Related
 from mlcost_lint.model.managed import managed_jobs
-from mlcost_lint.rules.compute.gpu_capacity import held_text
+from mlcost_lint.pricing import HELD, SPOT_SAVING, Quantity
+from mlcost_lint.rules.compute.gpu_capacity import held_text, pods_of, run_bound_hours, template_target
 
 # What a fix sets, per service (SageMaker CreateTrainingJob, Azure ML job YAML, Vertex CustomJobSpec).
 _CHECKPOINT_FIX = {
     "sagemaker": "set checkpoint_config.s3_uri (SageMaker syncs /opt/ml/checkpoints there and restores it on "
                  "restart) and resume from the latest checkpoint",
+    "vertex": "set baseOutputDirectory.outputUriPrefix to a gs:// path (Vertex passes AIP_CHECKPOINT_DIR under it "
+              "to the container) and save and resume checkpoints there",
 }
 _SPOT_FIX = {
     "sagemaker": "enable_managed_spot_training = true (with stopping_condition.max_wait_time_in_seconds)",
@@ -28,7 +31,20 @@ _SPOT_FIX = {
 }
 
 
-def deadline_findings(rule: Any, project: Any) -> Iterator[Any]:
+def _job_gpus(project: Any, settings: Any, workload: Any, price: str) -> Quantity:
+    """Every accelerator of the job's instances, held while it runs, at ``price``."""
+    from mlcost_lint.rules.compute.gpu_capacity import template_price
+
+    template = workload.templates[0]
+    gpus = template.gpu_count()
+    replicas, exact = pods_of(template)
+    count = gpus * replicas if isinstance(gpus, int) and gpus > 0 else None
+    return Quantity(template_target(project, template, settings), count, ("GPU", "GPUs"), HELD,
+                    per_accelerator=True, price=template_price(project, template) if price is None else price,
+                    run_hours=run_bound_hours(workload, template), count_at_least=not exact)
+
+
+def deadline_findings(rule: Any, project: Any, settings: Any) -> Iterator[Any]:
     """MLC204: a GPU job with no bound at all (the service has no default)."""
     for workload, job in managed_jobs(project):
         if job.runtime_limit is not None:       # bounded, by the job or the service default, or unknown
@@ -41,7 +57,8 @@ def deadline_findings(rule: Any, project: Any) -> Iterator[Any]:
         yield rule.finding(
             f"{job.title} holds {held} ({job.capacity_text()}) with no run-time bound ({job.runtime_how}); "
             f"a hung run keeps {it} until someone notices: set {job.runtime_field} above the expected run time",
-            job.header, workload.address, object_line=job.header.line)
+            job.header, workload.address, object_line=job.header.line,
+            quantity=_job_gpus(project, settings, workload, None))
 
 
 def _durable(job: Any) -> bool:
@@ -65,14 +82,14 @@ def spot_findings(rule: Any, project: Any) -> Iterator[Any]:
             object_line=job.header.line)
 
 
-def spot_eligible_findings(rule: Any, project: Any) -> Iterator[Any]:
+def spot_eligible_findings(rule: Any, project: Any, settings: Any) -> Iterator[Any]:
     """MLC208: an on-demand GPU job whose service checkpoints to durable storage."""
     for workload, job in managed_jobs(project):
         acc = job.accelerator
         if job.spot is not False or acc is None or not acc.spot_capable or not _durable(job):
             continue
-        if job.service not in _SPOT_FIX:
-            continue
+        if job.service not in _SPOT_FIX or job.discounted:
+            continue      # FLEX_START (Dynamic Workload Scheduler) is already discounted and not preemptible
         templates = workload.gpu_templates()
         if not templates:
             continue
@@ -83,7 +100,9 @@ def spot_eligible_findings(rule: Any, project: Any) -> Iterator[Any]:
             f"so spot capacity at 60-90% lower price would fit: {_SPOT_FIX[job.service]}",
             where, workload.address,
             related=[Related(job.checkpoint_at, f"checkpoints: {job.checkpoint_uri}")] if job.checkpoint_at else [],
-            object_line=job.header.line)
+            object_line=job.header.line,
+            # The saving: on-demand minus spot for every GPU of every instance, per hour.
+            quantity=_job_gpus(project, settings, workload, SPOT_SAVING))
 
 
 def unknown_runtime(job: Any) -> bool:

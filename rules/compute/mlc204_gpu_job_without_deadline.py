@@ -133,7 +133,7 @@ class GpuJobWithoutDeadline(Rule):
     def check(self, project, settings) -> Iterator[Finding]:
         from mlcost_lint.rules.compute.managed_jobs import deadline_findings
 
-        yield from deadline_findings(self, project)   # SageMaker / Azure ML / Vertex jobs
+        yield from deadline_findings(self, project, settings)   # SageMaker / Azure ML / Vertex jobs
         for workload in project.kubernetes.workloads:
             if workload.batch is not None:
                 yield from self._batch(workload)

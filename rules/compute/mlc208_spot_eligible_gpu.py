@@ -75,7 +75,7 @@ class SpotEligibleGpu(Rule):
     def check(self, project, settings) -> Iterator[Finding]:
         from mlcost_lint.rules.compute.managed_jobs import spot_eligible_findings
 
-        reported = list(spot_eligible_findings(self, project))   # managed jobs with a service checkpoint store
+        reported = list(spot_eligible_findings(self, project, settings))   # managed jobs with a service checkpoint store
         yield from reported
         seen: set[int] = {id(t) for f in reported for t in _templates_of(project, f.address)}
         for link in project.links.configs:

@@ -214,6 +214,13 @@ class PolicyViolation(Rule):
                 model = pinned_gpu(template.node_selector)
                 evidence = template.spec_loc("nodeSelector")
                 related: list[Related] = []
+                job = workload.managed
+                if job is not None:      # a managed-service job names its capacity itself
+                    if job.accelerator is None or (job.resource is not None and gpu_uses(job.resource)):
+                        continue         # no GPU, or the Terraform resource it comes from is judged above
+                    model, evidence = job.accelerator.gpu, job.instance_type_at or job.header
+                    if job.instance_type:
+                        related = [Related(evidence, f"instance type {job.instance_type}")]
                 if model is None:
                     for link in project.links.pools_of(template):
                         uses = gpu_uses(link.pool)

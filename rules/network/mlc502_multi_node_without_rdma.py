@@ -18,6 +18,8 @@ RDMA_ANNOTATIONS = ("networking.gke.io/interfaces", "networking.gke.io/default-i
                     "devices.gke.io/container.tcpx-daemon", "devices.gke.io/container.tcpxo-daemon",
                     "k8s.v1.cni.cncf.io/networks")
 TCPX_MARKERS = ("tcpgpudmarxd", "tcpxo", "tcpx-daemon", "nccl-plugin-gpudirecttcpx", "fastrak")
+# Environment variables only the GPUDirect-TCPX(O) NCCL plugins read: a container that sets them sets the fabric up.
+TCPX_ENV_PREFIXES = ("NCCL_GPUDIRECTTCPX_", "NCCL_FASTRAK_")
 RDMA_NAME = {"aws": "EFA", "azure": "InfiniBand", "gcp": "GPUDirect-TCPX(O) multi-NIC networking"}
 POD_SIGNAL = {"aws": "no vpc.amazonaws.com/efa request", "azure": "no rdma/* device request",
               "gcp": "no GPUDirect-TCPX(O) or GKE multi-networking setup"}
@@ -34,6 +36,8 @@ def is_multi_node(project: Any, workload: Workload) -> tuple[bool, str]:
             for launch in project.links.launches_of(c):
                 if isinstance(launch.nodes, int) and launch.nodes > 1:
                     return True, f"{launch.launcher} on {launch.nodes} nodes"
+    if workload.managed is not None and pods > 1:
+        return True, f"{pods} instances"
     job = workload.batch
     if job is not None and isinstance(job.nodes, int) and job.nodes > 1 and workload.gpu_templates():
         return True, f"{job.label} on {job.nodes} nodes"
@@ -51,6 +55,8 @@ def pod_has_rdma(template: PodTemplate) -> bool:
                 return True
         text = f"{c.name} {c.image or ''}".lower()
         if any(marker in text for marker in TCPX_MARKERS):
+            return True
+        if any(str(name).upper().startswith(TCPX_ENV_PREFIXES) for name in c.env):
             return True
     if any(str(k).startswith(RDMA_ANNOTATIONS) or str(k).startswith("networking.gke.io") for k in template.annotations):
         return True
@@ -200,6 +206,9 @@ class MultiNodeWithoutRdma(Rule):
                 container = next(c for c in template.containers if c.gpu_count() not in (0, UNKNOWN))
                 fabric = RDMA_NAME.get(node.cloud or "", "RDMA")
                 missing = POD_SIGNAL.get(node.cloud or "", "no RDMA device request")
+                if workload.managed is not None:
+                    missing = ("no GPUDirect-TCPX(O) setup in its container (Vertex AI does not set it up: the "
+                               "NCCL plugin and its NCCL_GPUDIRECTTCPX_* / NCCL_FASTRAK_* variables)")
                 if pool_text:
                     missing += f" and {pool_text}"
                 related = []

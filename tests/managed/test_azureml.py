@@ -103,3 +103,13 @@ def test_job_joins_terraform_compute_cluster():
     assert capacity_of(project, workload.templates[0]).kind == "spot"
     [launch] = project.links.launches_of(workload.templates[0].containers[0])
     assert (launch.launcher, launch.ranks_per_node) == ("torchrun", 4)
+
+
+def test_unbounded_job_priced_on_its_low_priority_compute():
+    """MLC204 on a job whose Terraform compute is LowPriority in eastus: every GPU
+    of the instance at the spot price there, per hour; no ceiling (no limits.timeout)."""
+    result = lint_dir(CASES / "terraform-compute", cwd=BASE)
+    [cost] = [f.cost for f in result.findings if f.code == "MLC204"]
+    assert (cost.amount_usd, cost.period, cost.run_ceiling_usd, cost.at_least) == (1.59, "hour", None, False)
+    assert cost.basis == ("4 GPUs x $0.3978/h = $1.59/hour [Standard_NC24s_v3 median spot $1.5912/h / 4 per "
+                          "Standard_NC24s_v3 (eastus); list prices as of 2026-12-03]")

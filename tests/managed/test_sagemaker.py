@@ -112,3 +112,27 @@ def test_cli_json():
 def test_cli_negative_exit_zero():
     result = run_cli("sagemaker/negative", "--select", "MLC2,MLC4,MLC5,MLC6", cwd=BASE)
     assert result.code == 0, result.out + result.err
+
+
+def test_plan_json_same_findings_as_configuration():
+    """`terraform show -json` of spot_no_checkpoint: the same findings (code and
+    message, tags and policy included), at the plan's own lines."""
+    config = dict(required_tags=["team", "cost-center"],
+                  policy=Policy(allowed_gpu_types=["H100"], max_gpus_per_job=8, allowed_regions=["eu-west-1"]))
+    hcl = lint_dir(CASES / "spot_no_checkpoint", cwd=BASE, **config)
+    plan = lint_dir(BASE / "sagemaker_plan", cwd=BASE, **config)
+    assert sorted((c, m) for c, _p, _l, m in triples(plan)) == sorted((c, m) for c, _p, _l, m in triples(hcl))
+    assert [(c, p, line) for c, p, line, _m in triples(plan) if c in ("MLC207", "MLC403")] == [
+        ("MLC207", "sagemaker_plan/tfplan.json", 35), ("MLC403", "sagemaker_plan/tfplan.json", 43)]
+
+
+def test_ml_instance_priced_at_the_ec2_price_at_least():
+    """MLC208 on ml.g5.12xlarge: priced from the g5.12xlarge row, marked "at least"
+    and saying why; the run ceiling is the job's stopping_condition (1-day default)."""
+    result = lint_dir(CASES / "on_demand_checkpointed", cwd=BASE)
+    [cost] = [f.cost for f in result.findings if f.code == "MLC208"]
+    assert (cost.amount_usd, cost.period, cost.run_ceiling_usd, cost.at_least) == (3.73, "hour", 89.61, True)
+    assert cost.basis == ("4 GPUs x $0.933425/h = $3.73/hour; a run is bounded at 24 h: at most $89.61 "
+                          "[g5.12xlarge on-demand minus median spot $3.7337/h / 4 per g5.12xlarge (us-west-2); "
+                          "SageMaker bills above the EC2 price used here; list prices as of 2026-12-03]")
+    assert cost.short() == "at least ~$3.73/hour, up to $89.61/run"
