@@ -18,6 +18,7 @@ from mlcost_lint.config import Settings
 from mlcost_lint.model.kubernetes_build import add_document, is_kubernetes_object
 from mlcost_lint.model.parallelcluster import compute_resources, is_parallelcluster
 from mlcost_lint.model.project import Project
+from mlcost_lint.model.skypilot import read_skypilot, skypilot_task
 from mlcost_lint.model.terraform import is_plan_json
 from mlcost_lint.parse.document import Document, FileKind, ParsedFile, ParseError
 
@@ -57,6 +58,13 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
             if _is_azureml(doc.data):
                 _guarded(pf, doc.start_line, "Azure ML YAML",
                          lambda doc=doc: _add_azureml(project, doc, azureml_computes))
+            sky, why = skypilot_task(doc.data)
+            if sky:
+                _guarded(pf, doc.start_line, "SkyPilot task",
+                         lambda doc=doc: project.kubernetes.workloads.append(read_skypilot(doc)))
+                continue
+            if why:
+                project.not_read.setdefault(pf.path, []).append(why)
             if is_parallelcluster(doc.data):
                 _guarded(pf, doc.start_line, "ParallelCluster config",
                          lambda doc=doc: pcluster.extend(compute_resources(doc)))

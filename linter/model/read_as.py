@@ -46,15 +46,20 @@ def read_as(project: Project, paths: set[str] | None = None) -> list[ReadAs]:
     for tc in project.training:
         if tc.embedded_in is None:
             training.setdefault(tc.path, []).append(tc.framework.value)
+    jobs: dict[str, list[str]] = {}
+    for w in project.kubernetes.workloads:
+        job = w.managed if w.managed is not None else w.batch
+        if job is not None and getattr(job, "resource", None) is None:
+            jobs.setdefault(w.document.path, []).append(job.title)
     out = []
     for pf in sorted(project.files, key=lambda f: f.path):
         if not pf.path or (paths is not None and pf.path not in paths):
             continue
-        out.append(_one(pf, training.get(pf.path, [])))
+        out.append(_one(pf, training.get(pf.path, []), jobs.get(pf.path, []), project.not_read.get(pf.path, [])))
     return out
 
 
-def _one(pf: ParsedFile, frameworks: list[str]) -> ReadAs:
+def _one(pf: ParsedFile, frameworks: list[str], jobs: list[str] = (), why_not: list[str] = ()) -> ReadAs:
     if pf.errors:
         return ReadAs(pf.path, True, f"{_TERRAFORM.get(pf.kind, pf.kind.value)}, not readable: "
                                      f"{pf.errors[0].message} (MLC001)", "error")
@@ -68,9 +73,13 @@ def _one(pf: ParsedFile, frameworks: list[str]) -> ReadAs:
     if objects:
         shown = ", ".join(objects[:4]) + (f" and {len(objects) - 4} more" if len(objects) > 4 else "")
         parts.append(f"Kubernetes: {shown}")
+    if jobs:
+        parts.append(", ".join(jobs[:4]) + (f" and {len(jobs) - 4} more" if len(jobs) > 4 else ""))
     if frameworks:
         parts.append(f"training config ({', '.join(sorted(set(frameworks)))})")
     if parts:
         return ReadAs(pf.path, True, "; ".join(parts), "read")
+    if why_not:
+        return ReadAs(pf.path, False, f"not read: {why_not[0]}", "not-ours")
     return ReadAs(pf.path, False, f"not ours: {pf.kind.value.upper()} that is not a Kubernetes object, a "
                                   "training config or Terraform", "not-ours")

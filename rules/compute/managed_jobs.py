@@ -33,6 +33,8 @@ def deadline_findings(rule: Any, project: Any) -> Iterator[Any]:
     for workload, job in managed_jobs(project):
         if job.runtime_limit is not None:       # bounded, by the job or the service default, or unknown
             continue
+        if not job.runtime_field:
+            continue        # the service has no run-time bound to set (SkyPilot tasks)
         templates = workload.accelerator_templates()
         if not templates:
             continue
