@@ -132,7 +132,13 @@ def _accelerator_entries(value: Any) -> list[tuple[str, Any]] | None:
             out.append((name.strip().strip("'\""), count.strip() or 1))
         return out or None
     if isinstance(value, dict):
-        return [(str(k), 1 if v is None else v) for k, v in value.items()] or None
+        out = []
+        for k, v in value.items():
+            name = str(k)
+            if v is None and ":" in name:          # {A100:8, H100:8}: YAML reads "A100:8" as a key
+                name, _, v = name.partition(":")
+            out.append((name.strip(), 1 if v is None else v))
+        return out or None
     if isinstance(value, list):
         out = []
         for item in value:
@@ -234,8 +240,8 @@ def _mounts(doc: Document, data: dict, envs: dict[str, str]) -> tuple[list[tuple
         where = doc.location(("file_mounts", dest))
         source, durable = None, False
         if isinstance(spec, str):
-            source = expand(spec)
-            durable = isinstance(source, str) and source.lower().startswith(BUCKET_SCHEMES)
+            source = expand(spec)         # "/data: s3://bucket": COPY mode, a read-only local copy
+            durable = False
         elif isinstance(spec, dict):
             mode = spec.get("mode", "MOUNT")
             source = expand(spec.get("source"))
@@ -344,10 +350,15 @@ def read_skypilot(doc: Document) -> Workload:
     if run:
         for var in exported_vars(run, doc.path).values():     # export NCCL_DEBUG=INFO in the run block
             line = run_at.line + var.location.line if "\n" in run.strip("\n") else run_at.line
-            envs[var.name] = EnvVar(var.name, var.value, Location(doc.path, line, var.location.column))
+            # Column 1, as the run block's shell words: the block's indentation is not kept.
+            envs[var.name] = EnvVar(var.name, var.value, Location(doc.path, line, 1))
     workload = build_workload(job, JobShape(env=envs, command_at=run_at))
     container = workload.templates[0].containers[0]
     if run:
+        if "\n" not in run.strip("\n") and run.endswith("\n"):
+            # A one-line block scalar (run: |): its text is on the next line.
+            run_at = Location(run_at.path, run_at.line + 1, 1)
+            run = run.strip("\n")
         container.script = (run, run_at)
     if accelerator is None and model is None and count is not UNKNOWN and acc_field.written:
         # Several candidate GPU models, one count: GPUs of an unknown model.

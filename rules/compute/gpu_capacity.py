@@ -229,7 +229,7 @@ def storage_of_path(value: str, where: Location | None, shown: str, workload: An
     if best is None:
         return CheckpointStorage(EPHEMERAL, where, shown + f" ({local})")
     if best[1]:
-        kind = "bucket mount" if local == "local disk" else "persistent volume"
+        kind = "bucket mount" if skypilot else "persistent volume"
         return CheckpointStorage(DURABLE, where, shown + f" ({kind} at {best[0]})")
     return CheckpointStorage(EPHEMERAL, where, shown + f" (non-persistent volume at {best[0]})")
 

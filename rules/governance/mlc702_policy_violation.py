@@ -216,6 +216,16 @@ class PolicyViolation(Rule):
                 model = pinned_gpu(template.node_selector)
                 evidence = template.spec_loc("nodeSelector")
                 related: list[Related] = []
+                job = workload.managed
+                if model is None and job is not None and job.gpus_written is not None and job.accelerator is not None:
+                    # A job file that names its GPU per node (SkyPilot accelerators / instance_type).
+                    model, evidence = job.accelerator.gpu, job.gpus_written.location
+                    role = f" ({job.gpus_written.written})"
+                    ok, unknown = self._allowed(model, entries)
+                    if not ok:
+                        yield self.finding(self._gpu_message(f"{job.title}{role}", model, entries, unknown),
+                                           evidence, workload.address, object_line=job.header.line)
+                    continue
                 if model is None:
                     for link in project.links.pools_of(template):
                         uses = gpu_uses(link.pool)
