@@ -146,3 +146,20 @@ def test_one_line_run_block_is_located_on_its_line(tmp_path):
     assert got == [("MLC201", "task.yaml", 2, "SkyPilot task task.yaml requests 4 GPUs per node (accelerators: "
                     "L4:4, line 2) but starts python train.py (task.yaml:4): 3 GPUs per node idle; request 1 or "
                     "start 4 ranks per node")]
+
+
+DEMO_SKY = [
+    ('MLC201', 'sky/sft-spot.yaml', 5, 'SkyPilot task llama-sft-spot requests 8 GPUs per node (accelerators: H100:8, line 5) but starts torchrun --nproc_per_node=4 (sky/sft-spot.yaml:17): 4 GPUs per node idle; request 4 or start 8 ranks per node'),
+    ('MLC207', 'sky/sft-spot.yaml', 6, "SkyPilot task llama-sft-spot (8 GPUs per node: accelerators: H100:8 on line 5) runs on spot capacity (use_spot: true) but its run line writes checkpoints only to --output_dir /home/ubuntu/ckpt (the instance's local disk): a preemption restarts training from the start; mount a bucket at the output directory (file_mounts with source: s3://... or gs://..., mode: MOUNT) and resume from it"),
+    ('MLC403', 'sky/sft-spot.yaml', 10, 'NCCL_DEBUG=INFO set in SkyPilot task llama-sft-spot (8 GPUs per node: accelerators: H100:8 on line 5): NCCL logs every communicator and channel setup (TRACE: every call); set NCCL_DEBUG=WARN or remove it'),
+]
+
+
+def test_demo_skypilot_part():
+    """The demo's SkyPilot task through the real CLI with the demo's config
+    (its policy allows us-east-1 and 8 GPUs per job: no MLC702)."""
+    res = run_cli(".", "--format", "json", "--no-cache", cwd=FIXTURES / "demo")
+    assert res.code == 1, res.err
+    found = [(f["code"], f["path"], f["line"], f["message"]) for f in json.loads(res.out)["findings"]
+             if f["path"].startswith("sky/")]
+    assert found == DEMO_SKY
