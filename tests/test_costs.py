@@ -164,8 +164,12 @@ def test_demo_held_figures_mlc201_mlc204_mlc208():
     costs = {(code, Path(p).name, line): c for code, p, line, c in _costs(doc) if code != "MLC201"}
     oversized = sorted((c for code, _, _, c in _costs(doc, "MLC201")), key=lambda c: c["amount_usd"])
     # (c) 8 x (p4d.24xlarge us-east-1 32.7726 / 8 - p3.16xlarge 24.48 / 8) = 8.2926;
-    # (a) 6 idle x 32.7726 / 8 = 24.579
-    assert [c["amount_usd"] for c in oversized] == [8.29, 24.58]
+    # (a) 6 idle x 32.7726 / 8 = 24.579; the SkyPilot task on spot H100s in us-east-1, 4 idle of 8:
+    # 4 x p5.48xlarge median spot 26.7861 / 8 = 13.3931 (at least: accelerators only, no instance type)
+    assert [c["amount_usd"] for c in oversized] == [8.29, 13.39, 24.58]
+    assert oversized[1]["basis"].startswith("4 GPUs x $3.348263/h = $13.39/hour [p5.48xlarge median spot")
+    assert oversized[1]["at_least"] is True
+    oversized = [oversized[0], oversized[2]]
     assert oversized[0]["basis"].startswith("8 GPUs x $1.036575/h = $8.29/hour [(p4d.24xlarge on-demand $32.7726/h "
                                             "/ 8 per p4d.24xlarge (us-east-1)) - (p3.16xlarge on-demand $24.48/h / 8")
     assert oversized[1]["basis"].startswith("6 GPUs x $4.096575/h = $24.58/hour")
@@ -184,7 +188,7 @@ def test_demo_held_figures_mlc201_mlc204_mlc208():
     # The sbatch job on it, 2 nodes x 8 H100: 16 x (98.32 - median spot 26.7861) / 8 = 143.0678
     assert costs[("MLC208", "pretrain-llama.sbatch", 3)]["amount_usd"] == 143.07
     assert doc["cost"]["always_on_usd_per_month"] == 47848.0 + 71774.0 + 464.0 + 1469.0
-    assert doc["cost"]["held_usd_per_hour"] == round(24.58 + 8.29 + 32.77 + 25.98 + 2.54 + 143.07, 2)
+    assert doc["cost"]["held_usd_per_hour"] == round(24.58 + 8.29 + 13.39 + 32.77 + 25.98 + 2.54 + 143.07, 2)
 
 
 def test_gpu_model_only_selector_is_at_least(tmp_path: Path):

@@ -1043,7 +1043,8 @@ def launch_of(workload: Workload, template: PodTemplate, container: Container, p
             ranks, reason = UNKNOWN, "on TPU"
         elif _one_process_all_devices(workload, container):
             ranks, reason = UNKNOWN, "TensorFlow/JAX/Paddle/MXNet/MindSpore use every visible device from one process"
-    if workload.batch is not None and chosen.launcher == "python" and not chosen.distributed \
+    if (workload.batch is not None or getattr(workload.managed, "gpus_written", None) is not None) \
+            and chosen.launcher == "python" and not chosen.distributed \
             and ranks is not UNKNOWN:
         from mlcost_lint.link.slurm import other_program
 

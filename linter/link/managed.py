@@ -34,8 +34,11 @@ def job_capacity(job: ManagedJob) -> TemplateCapacity:
 def _placement(workload: Any, template: Any, job: ManagedJob) -> Placement:
     placement = Placement(workload, template)
     if job.accelerator is not None:
-        placement.gpu = placement.node_type = job.accelerator
-        placement.gpu_how = placement.node_type_how = f"{job.title} instance type {job.instance_type}"
+        placement.gpu = job.accelerator
+        # A node type is known only from an instance type (a SkyPilot accelerators: A100:8 names none).
+        placement.node_type = job.accelerator if job.accelerator.kind == "instance" else None
+        placement.gpu_how = placement.node_type_how = f"{job.title} instance type {job.instance_type}" \
+            if job.instance_type is not None or job.gpus_written is None else f"{job.title} {job.gpus_written}"
     capacity = job_capacity(job)
     placement.spot = capacity.spot
     placement.spot_reason, placement.spot_location = capacity.reason, capacity.reason_location

@@ -18,6 +18,7 @@ from mlcost_lint.config import Settings
 from mlcost_lint.model.kubernetes_build import add_document, is_kubernetes_object
 from mlcost_lint.model.parallelcluster import compute_resources, is_parallelcluster
 from mlcost_lint.model.project import Project
+from mlcost_lint.model.skypilot import read_skypilot, skypilot_task
 from mlcost_lint.model.terraform import is_plan_json
 from mlcost_lint.model.vertex import is_vertex_job, read_vertex
 from mlcost_lint.parse.document import Document, FileKind, ParsedFile, ParseError
@@ -62,6 +63,13 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
                 _guarded(pf, doc.start_line, "Vertex AI custom job",
                          lambda doc=doc: project.kubernetes.workloads.extend(read_vertex(doc)))
                 continue
+            sky, why = skypilot_task(doc.data)
+            if sky:
+                _guarded(pf, doc.start_line, "SkyPilot task",
+                         lambda doc=doc: project.kubernetes.workloads.append(read_skypilot(doc)))
+                continue
+            if why:
+                project.not_read.setdefault(pf.path, []).append(why)
             if is_parallelcluster(doc.data):
                 _guarded(pf, doc.start_line, "ParallelCluster config",
                          lambda doc=doc: pcluster.extend(compute_resources(doc)))

@@ -88,10 +88,34 @@ class ManagedJob:
     compute: str | None = None            # Azure ML compute target name
     compute_at: Location | None = None
     resource: Any = None                  # the Terraform CloudResource, when it comes from one
+    # Storage the service mounts into the job: (path, durable) (SkyPilot bucket file_mounts).
+    mounts: list = field(default_factory=list)
+    # Where the per-node accelerator count is written, as written ("accelerators: A100:8"),
+    # for services that state it per node (SkyPilot); None otherwise.
+    gpus_written: Any = None
 
     @property
     def title(self) -> str:
         return f"{self.label} {self.name}"
+
+    def gpus_where(self) -> str:
+        """"accelerators: A100:8, line 5" (services that state GPUs per node)."""
+        at = self.gpus_written
+        return f"{at.written}, line {at.location.line}" if at is not None else ""
+
+    def gpus_text(self) -> str:
+        """"8 GPUs per node: accelerators: A100:8 on line 5"."""
+        at = self.gpus_written
+        if at is None:
+            return ""
+        count = self.accelerator.count if self.accelerator is not None else None
+        if count is not None and float(count).is_integer():
+            from mlcost_lint.catalogue.devices import noun_for_model
+
+            shown = f"{noun_for_model(self.accelerator.gpu).count(int(count))} per node"
+        else:
+            shown = "GPUs per node"
+        return f"{shown}: {at.written} on line {at.location.line}"
 
     @property
     def gpus_per_instance(self) -> Maybe[float] | None:
@@ -179,6 +203,16 @@ def build_workload(job: ManagedJob, shape: JobShape | None = None) -> Workload:
 def managed_jobs(project: Any) -> list[tuple[Workload, ManagedJob]]:
     """Every managed-service job of the project with its workload."""
     return [(w, w.managed) for w in project.kubernetes.workloads if getattr(w, "managed", None) is not None]
+
+
+def per_node_job(workload: Any) -> Any:
+    """The job of a workload that states its GPUs per node in one place (a
+    Slurm job's ``#SBATCH`` line, a SkyPilot task's ``accelerators``), for
+    messages that name that line; None for other workloads."""
+    if getattr(workload, "batch", None) is not None:
+        return workload.batch
+    job = getattr(workload, "managed", None)
+    return job if job is not None and job.gpus_written is not None else None
 
 
 def is_managed(workload: Any) -> bool:

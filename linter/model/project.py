@@ -191,3 +191,5 @@ class Project:
     kubernetes: KubernetesModel = field(default_factory=KubernetesModel)
     training: list[TrainingConfig] = field(default_factory=list)
     links: Links = field(default_factory=Links)
+    # Why a document that looks like one of ours was not read (path -> reasons), for -v.
+    not_read: dict[str, list[str]] = field(default_factory=dict)

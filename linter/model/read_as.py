@@ -51,17 +51,20 @@ def read_as(project: Project, paths: set[str] | None = None) -> list[ReadAs]:
     for pf in sorted(project.files, key=lambda f: f.path):
         if not pf.path or (paths is not None and pf.path not in paths):
             continue
-        out.append(_one(pf, training.get(pf.path, []), inputs.get(pf.path, [])))
+        out.append(_one(pf, training.get(pf.path, []), inputs.get(pf.path, []), project.not_read.get(pf.path, [])))
     return out
 
 
 def _other_inputs(project: Project) -> dict[str, list[str]]:
-    """Path -> what else the model read there: managed-service jobs (their
-    label), Azure ML compute and ParallelCluster compute resources."""
+    """Path -> what else the model read there: managed-service and SkyPilot
+    jobs (their label), Slurm jobs, Azure ML compute and ParallelCluster
+    compute resources."""
     out: dict[str, list[str]] = {}
     for w in project.kubernetes.workloads:
         if w.managed is not None:
             out.setdefault(w.managed.header.path, []).append(w.managed.label)
+        elif w.batch is not None:
+            out.setdefault(w.document.path, []).append(w.batch.title)
     for r in project.terraform.resources:
         if r.origin in ("azureml", "parallelcluster") and r.location is not None:
             out.setdefault(r.location.path, []).append(
@@ -69,7 +72,7 @@ def _other_inputs(project: Project) -> dict[str, list[str]]:
     return out
 
 
-def _one(pf: ParsedFile, frameworks: list[str], inputs: list[str] = ()) -> ReadAs:
+def _one(pf: ParsedFile, frameworks: list[str], inputs: list[str] = (), why_not: list[str] = ()) -> ReadAs:
     if pf.errors:
         return ReadAs(pf.path, True, f"{_TERRAFORM.get(pf.kind, pf.kind.value)}, not readable: "
                                      f"{pf.errors[0].message} (MLC001)", "error")
@@ -89,5 +92,7 @@ def _one(pf: ParsedFile, frameworks: list[str], inputs: list[str] = ()) -> ReadA
         parts.append(f"training config ({', '.join(sorted(set(frameworks)))})")
     if parts:
         return ReadAs(pf.path, True, "; ".join(parts), "read")
+    if why_not:
+        return ReadAs(pf.path, False, f"not read: {why_not[0]}", "not-ours")
     return ReadAs(pf.path, False, f"not ours: {pf.kind.value.upper()} that is not a Kubernetes object, a "
                                   "training config or Terraform", "not-ours")

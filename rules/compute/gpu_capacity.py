@@ -111,11 +111,33 @@ def _mounts(workload: Any, template: Any, container: Any) -> list[tuple[str, boo
         volume = volumes.get(mount.name)
         persistent = isinstance(volume, dict) and any(k in PERSISTENT_VOLUME_SOURCES for k in volume)
         out.append((mount.mount_path.rstrip("/") or "/", persistent))
+    managed = getattr(workload, "managed", None) if workload is not None else None
+    if managed is not None:
+        out.extend((path, durable) for path, durable in managed.mounts)   # SkyPilot bucket file_mounts
     if workload is not None and is_volcano_job(workload):
         for v in workload.spec.get("volumes") or []:
             if isinstance(v, dict) and isinstance(v.get("mountPath"), str):
                 out.append((v["mountPath"].rstrip("/") or "/", True))
     return out
+
+
+def script_output_dir(container: Any) -> tuple[str | None, Location | None, bool]:
+    """(value, where, found) of an output-dir flag on a command of the shell
+    script a container runs (a Slurm batch script, a SkyPilot run block):
+    the last command that writes one wins, as it runs last."""
+    from mlcost_lint.link.shell import program_of, word_location
+
+    hit: tuple[str | None, Location | None, bool] = (None, None, False)
+    for command in program_of(container).commands:
+        words = command.words
+        for i, word in enumerate(words):
+            for flag in OUTPUT_DIR_FLAGS:
+                if word.text == flag:
+                    value = words[i + 1].text.strip("'\"") if i + 1 < len(words) else None
+                    hit = (value, word_location(container, word), True)
+                elif word.text.startswith(flag + "="):
+                    hit = (word.text[len(flag) + 1:].strip("'\""), word_location(container, word), True)
+    return hit
 
 
 def _argv_output_dir(container: Any) -> tuple[str | None, bool]:
@@ -148,10 +170,14 @@ def checkpoint_storage(link: Any) -> CheckpointStorage:
     if hub.explicit and (hub.value is UNKNOWN or hub.value in HUB_CHECKPOINT_STRATEGIES):
         return CheckpointStorage(UNKNOWN)
     value, found = _argv_output_dir(link.container)
+    script_at = None
+    if not found and link.container.script is not None:
+        value, script_at, found = script_output_dir(link.container)
     if found:
         if value is None or "$" in value:
             return CheckpointStorage(UNKNOWN)
         where, shown = link.container.loc("command" if link.container.command else "args"), f"--output_dir {value}"
+        where = script_at or where
     else:
         out = settings.output_dir
         if not isinstance(out.value, str) or "$" in out.value or "{" in out.value:
@@ -163,25 +189,48 @@ def checkpoint_storage(link: Any) -> CheckpointStorage:
         return CheckpointStorage(DURABLE, where, shown)
     if "://" in lowered:
         return CheckpointStorage(UNKNOWN)
-    mounts = _mounts(link.workload, link.template, link.container)
+    return storage_of_path(value, where, shown, link.workload, link.template, link.container)
+
+
+def storage_of_path(value: str, where: Location | None, shown: str, workload: Any, template: Any,
+                    container: Any) -> CheckpointStorage:
+    """Whether a checkpoint directory outlives the node: an object store, a
+    persistent volume or bucket mount, or the container's / instance's own disk."""
+    lowered = value.lower()
+    if lowered.startswith(OBJECT_STORE_SCHEMES):
+        return CheckpointStorage(DURABLE, where, shown)
+    if "://" in lowered:
+        return CheckpointStorage(UNKNOWN)
+    if getattr(workload, "batch", None) is not None:
+        # A Slurm node sees the cluster's shared file systems, which are not in the
+        # scan: only node-local scratch is known to be lost with the node.
+        if value == "/tmp" or value.startswith(("/tmp/", "/dev/shm")):
+            return CheckpointStorage(EPHEMERAL, where, shown + " (node-local disk)")
+        return CheckpointStorage(UNKNOWN)
+    mounts = _mounts(workload, template, container)
+    skypilot = getattr(getattr(workload, "managed", None), "service", "") == "skypilot"
+    local = "the instance's local disk" if skypilot else "container filesystem"
     path = value
-    if not path.startswith("/"):
-        working_dir = link.workload.document.get(tuple(link.container.key_path) + ("workingDir",))
+    if path.startswith("~") and path[1:2] not in ("", "/"):
+        return CheckpointStorage(UNKNOWN)         # ~user/...
+    if not path.startswith(("/", "~")):
+        working_dir = workload.document.get(tuple(container.key_path) + ("workingDir",))
         if isinstance(working_dir, str) and working_dir.startswith("/") and "$" not in working_dir:
             path = working_dir.rstrip("/") + "/" + path.lstrip("./")
         elif any(persistent for _, persistent in mounts):
             return CheckpointStorage(UNKNOWN)    # relative to an image WORKDIR we cannot see
         else:
-            return CheckpointStorage(EPHEMERAL, where, shown + " (container filesystem)")
+            return CheckpointStorage(EPHEMERAL, where, shown + f" ({local})")
     best = None
     for mount_path, persistent in mounts:
         if path == mount_path or path.startswith(mount_path + "/") or mount_path == "/":
             if best is None or len(mount_path) > len(best[0]):
                 best = (mount_path, persistent)
     if best is None:
-        return CheckpointStorage(EPHEMERAL, where, shown + " (container filesystem)")
+        return CheckpointStorage(EPHEMERAL, where, shown + f" ({local})")
     if best[1]:
-        return CheckpointStorage(DURABLE, where, shown + f" (persistent volume at {best[0]})")
+        kind = "bucket mount" if skypilot else "persistent volume"
+        return CheckpointStorage(DURABLE, where, shown + f" ({kind} at {best[0]})")
     return CheckpointStorage(EPHEMERAL, where, shown + f" (non-persistent volume at {best[0]})")
 
 

@@ -49,6 +49,8 @@ def deadline_findings(rule: Any, project: Any, settings: Any) -> Iterator[Any]:
     for workload, job in managed_jobs(project):
         if job.runtime_limit is not None:       # bounded, by the job or the service default, or unknown
             continue
+        if not job.runtime_field:
+            continue        # the service has no run-time bound to set (SkyPilot tasks)
         templates = workload.accelerator_templates()
         if not templates:
             continue
@@ -82,7 +84,39 @@ def spot_findings(rule: Any, project: Any) -> Iterator[Any]:
             object_line=job.header.line)
 
 
+def script_spot_findings(rule: Any, project: Any) -> Iterator[Any]:
+    """MLC207 for a job that states GPUs per node and runs a shell script (a
+    SkyPilot run block) with no linked training config: spot capacity while
+    the launch line's ``--output_dir`` is on the instance's own disk."""
+    from mlcost_lint.rules.compute.gpu_capacity import EPHEMERAL, script_output_dir, storage_of_path
+
+    linked = {id(link.container) for link in project.links.configs}
+    for workload, job in managed_jobs(project):
+        if job.spot is not True or job.gpus_written is None:
+            continue
+        for template in workload.accelerator_templates():
+            for container in template.containers:
+                if id(container) in linked or container.script is None or \
+                        not project.links.launches_of(container):
+                    continue
+                value, at, found = script_output_dir(container)
+                if not found or value is None or "$" in value:
+                    continue
+                storage = storage_of_path(value, at, f"--output_dir {value}", workload, template, container)
+                if storage.kind != EPHEMERAL:
+                    continue
+                yield rule.finding(
+                    f"{job.title} ({job.gpus_text()}) runs on spot capacity ({job.spot_how}) but its run "
+                    f"line writes checkpoints only to {storage.detail}: a preemption restarts training from the "
+                    "start; mount a bucket at the output directory (file_mounts with source: s3://... or "
+                    "gs://..., mode: MOUNT) and resume from it",
+                    job.spot_at or job.header, workload.address,
+                    related=[Related(at, f"--output_dir {value}")] if at is not None else [],
+                    object_line=job.header.line)
+
+
 def spot_eligible_findings(rule: Any, project: Any, settings: Any) -> Iterator[Any]:
+
     """MLC208: an on-demand GPU job whose service checkpoints to durable storage."""
     for workload, job in managed_jobs(project):
         acc = job.accelerator

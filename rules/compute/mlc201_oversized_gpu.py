@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from mlcost_lint.model.managed import per_node_job
+
 from typing import Any, Iterator
 
 from mlcost_lint.model.core import UNKNOWN, Related
@@ -97,17 +99,20 @@ class OversizedGpu(Rule):
         where = launch.ranks_location or launch.evidence
         idle = n - ranks
         role = f" per {template.role}" if template.role else ""
-        related = [Related(launch.evidence, f"{launch.ranks_text}: {ranks} rank{'s' if ranks != 1 else ''} per pod")]
+        related = [Related(launch.evidence, f"{launch.ranks_text}: {ranks} rank{'s' if ranks != 1 else ''} per "
+                                                   f"{'node' if per_node_job(workload) is not None else 'pod'}")]
         if launch.ranks_location is not None and launch.ranks_location != launch.evidence:
             related.append(Related(launch.ranks_location, launch.ranks_what or "where the rank count is written"))
-        if workload.batch is not None:
-            job = workload.batch
+        job = per_node_job(workload)
+        if job is not None:
             message = (f"{job.title} requests {n} GPUs per node ({job.gpus_where()}) but starts {launch.ranks_text} "
                        f"({where.path}:{where.line}): {idle} GPU{'s' if idle != 1 else ''} per node idle; "
                        f"request {ranks} or start {n} ranks per node")
+            quantity = _held_gpus(project, settings, workload, template, idle) if workload.managed is not None \
+                else None
             yield self.finding(message, container.loc(*container.gpu_resource_path()),
                                address_of(workload, template, container), related=related,
-                               object_line=job.header.line)
+                               object_line=job.header.line, quantity=quantity)
             return
         yield self.finding(
             f"{workload.kind} {workload.name} requests {n} x {resource}{role} but starts {launch.ranks_text} "

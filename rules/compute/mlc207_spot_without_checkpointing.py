@@ -52,9 +52,10 @@ class SpotWithoutCheckpointing(Rule):
     fix = "Save checkpoints to an object store or a persistent volume and resume from them."
 
     def check(self, project, settings) -> Iterator[Finding]:
-        from mlcost_lint.rules.compute.managed_jobs import spot_findings
+        from mlcost_lint.rules.compute.managed_jobs import script_spot_findings, spot_findings
 
         yield from spot_findings(self, project)   # managed spot without the service's checkpoint store
+        yield from script_spot_findings(self, project)   # a SkyPilot run line's --output_dir on local disk
         seen: set[tuple[int, int]] = set()
         for link in project.links.configs:
             key = (id(link.template), id(link.config))

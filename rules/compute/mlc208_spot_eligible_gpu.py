@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from mlcost_lint.model.managed import per_node_job
+
 from typing import Iterator
 
 from mlcost_lint.model.core import UNKNOWN, Related
@@ -98,7 +100,8 @@ class SpotEligibleGpu(Rule):
                        Related(storage.where or link.config.location, f"{link.config.path}: {storage.detail}"),
                        Related(link.evidence, f"training config linked by {link.how}")]
             yield self.finding(
-                f"{workload.kind} {workload.name}{role} runs {gpus} GPU{'s' if gpus != 1 else ''} per pod on "
+                f"{workload.kind} {workload.name}{role} runs {gpus} GPU{'s' if gpus != 1 else ''} per "
+                f"{'node' if per_node_job(workload) is not None else 'pod'} on "
                 f"on-demand capacity ({capacity.how}) and checkpoints to durable storage ({storage.detail}): it "
                 "can resume after preemption, so spot capacity at 60-90% lower price would fit",
                 capacity.evidence or template.spec_loc(),

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from mlcost_lint.model.managed import per_node_job
+
 import re
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -218,6 +220,15 @@ class PolicyViolation(Rule):
                 if job is not None:      # a managed-service job names its capacity itself
                     if job.accelerator is None or (job.resource is not None and gpu_uses(job.resource)):
                         continue         # no GPU, or the Terraform resource it comes from is judged above
+                    if job.gpus_written is not None:
+                        # A job file that names its GPU per node (SkyPilot accelerators / instance_type).
+                        model, evidence = job.accelerator.gpu, job.gpus_written.location
+                        role = f" ({job.gpus_written.written})"
+                        ok, unknown = self._allowed(model, entries)
+                        if not ok:
+                            yield self.finding(self._gpu_message(f"{job.title}{role}", model, entries, unknown),
+                                               evidence, workload.address, object_line=job.header.line)
+                        continue
                     model, evidence = job.accelerator.gpu, job.instance_type_at or job.header
                     if job.instance_type:
                         related = [Related(evidence, f"instance type {job.instance_type}")]
@@ -258,16 +269,18 @@ class PolicyViolation(Rule):
                 if per_pod <= 0:
                     continue
                 known_total += per_pod * replicas
-                parts.append(f"{template.role or ('instances' if workload.managed else 'pod')} {replicas} x {per_pod}")
+                unit = "nodes" if per_node_job(workload) is not None else "instances" if workload.managed else "pod"
+                parts.append(f"{template.role or unit} {replicas} x {per_pod}")
                 if first_loc is None:
                     first_loc = _gpu_request_location(template)
             if known_total <= limit or first_loc is None:
                 continue
             bound = "" if exact else "at least "
             yield self.finding(
-                f"{workload.kind} {workload.name} requests {bound}{known_total} GPUs over all replicas "
+                f"{workload.kind} {workload.name} requests {bound}{known_total} GPUs over all "
+                f"{'nodes' if per_node_job(workload) is not None else 'replicas'} "
                 f"({', '.join(parts)}), above max-gpus-per-job {limit}; split the job or lower its "
-                "replicas or GPUs per pod",
+                f"{'nodes or GPUs per node' if per_node_job(workload) is not None else 'replicas or GPUs per pod'}",
                 first_loc, workload.address, object_line=workload.loc().line)
 
     # -- allowed-regions ---------------------------------------------------
@@ -311,6 +324,15 @@ class PolicyViolation(Rule):
                 related=[Related(r.location, f"{r.address} uses this provider") for r in resources[:10]],
                 object_line=provider.location.line)
         for workload in project.kubernetes.workloads:
+            job = workload.managed
+            if job is not None and job.resource is None and isinstance(job.region, str) and job.region_at is not None:
+                # A job file that names its own region (SkyPilot resources.infra / region).
+                if norm_region(job.region) not in wanted:
+                    yield self.finding(
+                        f"{job.title} runs in region {job.region} ({job.region_how}), not in allowed-regions "
+                        f"[{shown}]; move it to an allowed region",
+                        job.region_at, workload.address, object_line=job.header.line)
+                continue
             for template in workload.templates:
                 found = _selector_region(template.node_selector)
                 if found is None or found[1] in wanted:

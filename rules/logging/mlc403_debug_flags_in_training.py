@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from mlcost_lint.model.managed import per_node_job
+
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -130,9 +132,10 @@ class DebugFlagsInTraining(Rule):
                         if var.value.strip().upper() not in switch.values:
                             continue
                         role = f" {template.role}" if template.role else ""
-                        if workload.batch is not None:
-                            job = workload.batch
-                            message = (f"{name}={var.value.strip()} exported in {job.title} "
+                        job = per_node_job(workload)
+                        if job is not None:
+                            how = "exported in" if workload.batch is not None else "set in"
+                            message = (f"{name}={var.value.strip()} {how} {job.title} "
                                        f"({job.gpus_text()}): {switch.cost}; {switch.fix}")
                             yield self.finding(message, var.location, workload.address,
                                                object_line=job.header.line)
