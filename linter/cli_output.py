@@ -42,7 +42,7 @@ def skipped_line(result: Any, report_paths: set[str] | None) -> str | None:
 
     counts: Counter[str] = Counter()
     for entry in read_as(result.project, report_paths):
-        if entry.category in ("helm", "not-ours", "skipped"):
+        if entry.category in ("helm", "not-ours", "not-slurm", "skipped"):
             counts[entry.category] += 1
     for skip in result.skipped:
         if report_paths is None or skip.explicit:
@@ -63,6 +63,8 @@ def skipped_line(result: Any, report_paths: set[str] | None) -> str | None:
         parts.append(n("exclude", "path", "paths") + " excluded (exclude / extend-exclude)")
     if counts["skipped"]:
         parts.append(n("skipped", "file", "files") + " not readable as text")
+    if counts["not-slurm"]:
+        parts.append(n("not-slurm", "shell script", "shell scripts") + " without #SBATCH lines")
     if counts["not-ours"]:
         parts.append(n("not-ours", "YAML/JSON file that is", "YAML/JSON files that are")
                      + " not Kubernetes, training configs or Terraform")

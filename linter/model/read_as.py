@@ -24,7 +24,7 @@ class ReadAs:
     path: str
     ours: bool          # something a rule looks at (or MLC001 reports)
     what: str           # "Kubernetes: Job/default/train", "skipped: ...", ...
-    category: str       # "read" | "error" | "helm" | "not-ours" | "skipped"
+    category: str       # "read" | "error" | "helm" | "not-ours" | "not-slurm" | "skipped"
 
 
 def _kubernetes(pf: ParsedFile) -> list[str]:
@@ -62,7 +62,7 @@ def _other_inputs(project: Project) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for w in project.kubernetes.workloads:
         if w.managed is not None:
-            out.setdefault(w.managed.header.path, []).append(w.managed.label)
+            out.setdefault(w.managed.header.path, []).append(w.managed.title)
         elif w.batch is not None:
             out.setdefault(w.document.path, []).append(w.batch.title)
     for r in project.terraform.resources:
@@ -76,6 +76,9 @@ def _one(pf: ParsedFile, frameworks: list[str], inputs: list[str] = (), why_not:
     if pf.errors:
         return ReadAs(pf.path, True, f"{_TERRAFORM.get(pf.kind, pf.kind.value)}, not readable: "
                                      f"{pf.errors[0].message} (MLC001)", "error")
+    if pf.skipped_reason and pf.kind is FileKind.SHELL:
+        # a shell script that is not a Slurm batch script is simply not ours
+        return ReadAs(pf.path, False, f"skipped: {pf.skipped_reason}", "not-slurm")
     if pf.skipped_reason:
         helm = pf.skipped_reason.startswith(HELM_PREFIX)
         return ReadAs(pf.path, helm, f"skipped: {pf.skipped_reason}", "helm" if helm else "skipped")
@@ -87,7 +90,8 @@ def _one(pf: ParsedFile, frameworks: list[str], inputs: list[str] = (), why_not:
         shown = ", ".join(objects[:4]) + (f" and {len(objects) - 4} more" if len(objects) > 4 else "")
         parts.append(f"Kubernetes: {shown}")
     if inputs:
-        parts.append(", ".join(dict.fromkeys(inputs)))
+        shown = list(dict.fromkeys(inputs))
+        parts.append(", ".join(shown[:4]) + (f" and {len(shown) - 4} more" if len(shown) > 4 else ""))
     if frameworks:
         parts.append(f"training config ({', '.join(sorted(set(frameworks)))})")
     if parts:
