@@ -79,10 +79,28 @@ def cluster_resource(doc: Document) -> CloudResource:
         if everywhere is not None:
             tags = everywhere
     where = {"Tags": doc.location(("Tags",))} if "Tags" in data else {}
+    attrs: dict[str, Any] = {"Tags": data.get("Tags")}
+    # The cluster's CloudWatch log group (MLC401): Monitoring.Logs.CloudWatch,
+    # on unless Enabled is false, RetentionInDays (ParallelCluster's default 180).
+    logs_path = ("Monitoring", "Logs", "CloudWatch")
+    cloudwatch = _at(data, logs_path)
+    if isinstance(cloudwatch, dict) and cloudwatch.get("Enabled") is False:
+        attrs["RetentionInDays"] = UNKNOWN     # no CloudWatch logs: no retention to judge
+    elif isinstance(cloudwatch, dict) and "RetentionInDays" in cloudwatch:
+        attrs["RetentionInDays"] = cloudwatch["RetentionInDays"]
+        where["RetentionInDays"] = doc.location(logs_path + ("RetentionInDays",))
     name = doc.path.rsplit("/", 1)[-1]
     return CloudResource(type=CLUSTER_TYPE, name=name, address=f"ParallelCluster config {name}", provider="aws",
-                         location=doc.location(()), attrs={"Tags": data.get("Tags")}, attr_locations=where,
+                         location=doc.location(()), attrs=attrs, attr_locations=where,
                          tags=tags, tags_attribute="Tags", origin="parallelcluster")
+
+
+def _at(data: Any, path: tuple) -> Any:
+    for key in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
 
 
 def compute_resources(doc: Document) -> list[CloudResource]:

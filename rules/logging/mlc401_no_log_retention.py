@@ -28,6 +28,8 @@ LOG_STORES: dict[str, RetentionArg] = {
     "azurerm_log_analytics_workspace": RetentionArg("retention_in_days", 30),
     "azurerm_log_analytics_workspace_table": RetentionArg("retention_in_days", None),
     "azurerm_application_insights": RetentionArg("retention_in_days", 90),
+    # AWS ParallelCluster v3 config: Monitoring.Logs.CloudWatch.RetentionInDays, default 180
+    "parallelcluster_cluster": RetentionArg("RetentionInDays", 180),
 }
 
 # A registry module's synthetic resource is configured through the module's
@@ -52,7 +54,9 @@ class NoLogRetention(Rule):
     `retention_in_days` above the maximum; an `aws_eks_cluster` with
     control-plane logs enabled (`enabled_cluster_log_types`) and no
     `aws_cloudwatch_log_group` named `/aws/eks/<cluster>/cluster` in the scan,
-    so EKS creates one that never expires. A retention from a variable
+    so EKS creates one that never expires; an AWS ParallelCluster config whose
+    `Monitoring.Logs.CloudWatch.RetentionInDays` (default 180) is above the
+    maximum. A retention from a variable
     without a value is unknown and silent; the terraform-aws-modules EKS
     module's 90-day default counts as set.
 

@@ -20,6 +20,7 @@ EXPECTED = [
     ('MLC401', 'positive/eks-module/main.tf', 9, 'module.eks.aws_cloudwatch_log_group.this[0] sets module input cloudwatch_log_group_retention_in_days = 0, which keeps logs forever; set a retention of at most 365 days (max-log-retention-days)'),
     ('MLC401', 'positive/gcp_azure.tf', 4, 'google_logging_project_bucket_config.training keeps logs 3650 days (retention_days), above max-log-retention-days 365; lower it'),
     ('MLC401', 'positive/gcp_azure.tf', 13, 'azurerm_log_analytics_workspace.aks keeps logs 730 days (retention_in_days), above max-log-retention-days 365; lower it'),
+    ('MLC401', 'positive/pcluster-config.yaml', 25, 'ParallelCluster config pcluster-config.yaml keeps logs 3653 days (RetentionInDays), above max-log-retention-days 365; lower it'),
 ]
 
 
@@ -44,4 +45,6 @@ def test_cli_json():
 def test_threshold_configurable():
     got = triples(lint_dir(BASE / "negative", cwd=BASE, max_log_retention_days=60), CODE)
     assert [(p, line) for _, p, line, _ in got] == [
-        ("negative/aws.tf", 39), ("negative/eks-module/main.tf", 2), ("negative/gcp_azure.tf", 12)]
+        ("negative/aws.tf", 39), ("negative/eks-module/main.tf", 2), ("negative/gcp_azure.tf", 12),
+        # ParallelCluster's default retention is 180 days (the config's first key)
+        ("negative/pcluster/default-retention.yaml", 2)]
