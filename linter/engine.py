@@ -198,21 +198,6 @@ def move_to_callers(findings: list[Finding], project: Project) -> list[Finding]:
             f.object_line = res.module_calls[-1].line if res.module_calls else caller.line
             break
     return findings
-    for f in findings:
-        res = by_address.get(f.address)
-        if res is None:
-            continue
-        for path, written in res.attr_locations.items():
-            caller = res.input_locations.get(path)
-            if caller is None or (written.path, written.line, written.column) != \
-                    (f.location.path, f.location.line, f.location.column):
-                continue
-            f.related = (Related(f.location, f"{path} of {res.address}, set from the module call"),
-                         *(r for r in f.related if r.location != res.module_calls[-1]))
-            f.location = caller
-            f.object_line = res.module_calls[-1].line if res.module_calls else caller.line
-            break
-    return findings
 
 
 _MODULE_PREFIX = re.compile(r'^(module\.[^.\[]+(\[[^\]]*\])?\.)+')

@@ -20,7 +20,9 @@ from mlcost_lint.model.terraform.values import (
     EvalError, ResourceValue, normalize_number, set_of, tf_equal, to_bool, to_number, to_string,
     value_size,
 )
-from mlcost_lint.model.terraform.limits import METER, BudgetExceeded, ValueTooLarge, check_int, check_result
+from mlcost_lint.model.terraform.limits import (  # noqa: F401  (bounded, ValueTooLarge: re-exported)
+    METER, BudgetExceeded, ValueTooLarge, bounded, check_int, check_result,
+)
 from mlcost_lint.parse import hcl as H
 
 __all__ = ["Budget", "BudgetExceeded", "Evaluator", "Scope", "ValueTooLarge", "block_references", "bounded",
@@ -68,22 +70,6 @@ class Budget:
             elif isinstance(v, list):
                 stack.extend(v)
         self.charge(n)
-
-
-def bounded(value: Any, cap: int = 200_000) -> bool:
-    """True when a nested value has at most ``cap`` nodes."""
-    stack = [value]
-    n = 0
-    while stack:
-        v = stack.pop()
-        n += 1
-        if n > cap:
-            return False
-        if isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return True
 
 
 # Functions that walk whole nested values: charged by size before they run.

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from mlcost_lint.model.core import UNKNOWN, contains_unknown
 from mlcost_lint.model.terraform.limits import (
-    MAX_ITEMS, MAX_REGEX_INPUT, MAX_STRING_CHARS, METER, ValueTooLarge, approx_chars,
+    MAX_ITEMS, MAX_REGEX_INPUT, MAX_STRING_CHARS, METER, ValueTooLarge, approx_chars, bounded,
 )
 from mlcost_lint.model.terraform.values import (
     EvalError, hashable, normalize_number, set_of, tf_equal, to_bool, to_number, to_string,
@@ -656,23 +656,9 @@ def yamldecode(v: Any) -> Any:
         return UNKNOWN
     # Aliases are shared references in what the loader built; copying them
     # (_normalize_json) would expand a billion-laughs document to gigabytes.
-    if not _nodes_within(data, MAX_ITEMS):
+    if not bounded(data, MAX_ITEMS):
         raise ValueTooLarge(f"yamldecode() expands to over {MAX_ITEMS} nodes (YAML aliases)")
     return _normalize_json(data)
-
-
-def _nodes_within(value: Any, cap: int) -> bool:
-    stack, n = [value], 0
-    while stack:
-        v = stack.pop()
-        n += 1
-        if n > cap:
-            return False
-        if isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return True
 
 
 __all__ = ["FUNCTIONS"]

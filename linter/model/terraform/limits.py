@@ -134,3 +134,19 @@ def approx_chars(value: Any, cap: int) -> int:
         else:
             n += 4 if not isinstance(v, int) or isinstance(v, bool) else 4 + v.bit_length() // 3
     return n
+
+
+def bounded(value: Any, cap: int = 200_000) -> bool:
+    """True when a nested value has at most ``cap`` nodes."""
+    stack = [value]
+    n = 0
+    while stack:
+        v = stack.pop()
+        n += 1
+        if n > cap:
+            return False
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return True
