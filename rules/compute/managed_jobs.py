@@ -115,6 +115,43 @@ def script_spot_findings(rule: Any, project: Any) -> Iterator[Any]:
                     object_line=job.header.line)
 
 
+def batch_script_spot_findings(rule: Any, project: Any) -> Iterator[Any]:
+    """MLC207 for a Slurm batch job on spot capacity (a ParallelCluster
+    SPOT queue its ``--partition`` names) with no linked training config,
+    whose launch line writes ``--output_dir`` only to the node's own disk
+    (``/tmp``, ``/dev/shm``): a reclaimed node takes the checkpoints along."""
+    from mlcost_lint.link import capacity_of
+    from mlcost_lint.model.capacity import SPOT
+    from mlcost_lint.rules.compute.gpu_capacity import EPHEMERAL, script_output_dir, storage_of_path
+
+    linked = {id(link.container) for link in project.links.configs}
+    for workload in project.kubernetes.workloads:
+        if workload.batch is None:
+            continue
+        for template in workload.accelerator_templates():
+            capacity = capacity_of(project, template)
+            if capacity.kind != SPOT:
+                continue
+            for container in template.containers:
+                if id(container) in linked or container.script is None or \
+                        not project.links.launches_of(container):
+                    continue
+                value, at, found = script_output_dir(container)
+                if not found or value is None or "$" in value:
+                    continue
+                storage = storage_of_path(value, at, f"--output_dir {value}", workload, template, container)
+                if storage.kind != EPHEMERAL:
+                    continue
+                yield rule.finding(
+                    f"{workload.kind} {workload.name} runs on spot capacity ({capacity.how}) but its launch line "
+                    f"writes checkpoints only to {storage.detail}: a preemption restarts training from the start; "
+                    "write them to the cluster's shared file system or an object store and resume from them",
+                    capacity.evidence or template.loc(), workload.address,
+                    related=[*([Related(at, f"--output_dir {value}")] if at is not None else []),
+                             *capacity.related],
+                    object_line=template.loc().line)
+
+
 def spot_eligible_findings(rule: Any, project: Any, settings: Any) -> Iterator[Any]:
 
     """MLC208: an on-demand GPU job whose service checkpoints to durable storage."""

@@ -22,7 +22,11 @@ class SpotWithoutCheckpointing(Rule):
     cannot resume when its linked training config disables checkpoints
     (`save_strategy: "no"`, Lightning `enable_checkpointing: false`) or
     writes them only to ephemeral storage: an output directory that is
-    neither an object-store URI nor under a persistent volume mount.
+    neither an object-store URI nor under a persistent volume mount. Beyond
+    Kubernetes: managed spot without the service's checkpoint store
+    (SageMaker `checkpoint_config`, Vertex `baseOutputDirectory`), a SkyPilot
+    `use_spot` task or a Slurm job on a ParallelCluster SPOT queue whose
+    launch line's `--output_dir` is on the instance's own disk (`/tmp`).
 
     ## Why is this expensive
     Spot capacity is reclaimed with a two-minute (AWS) or thirty-second
@@ -52,10 +56,13 @@ class SpotWithoutCheckpointing(Rule):
     fix = "Save checkpoints to an object store or a persistent volume and resume from them."
 
     def check(self, project, settings) -> Iterator[Finding]:
-        from mlcost_lint.rules.compute.managed_jobs import script_spot_findings, spot_findings
+        from mlcost_lint.rules.compute.managed_jobs import (
+            batch_script_spot_findings, script_spot_findings, spot_findings,
+        )
 
         yield from spot_findings(self, project)   # managed spot without the service's checkpoint store
         yield from script_spot_findings(self, project)   # a SkyPilot run line's --output_dir on local disk
+        yield from batch_script_spot_findings(self, project)   # a Slurm launch line's --output_dir on the node
         seen: set[tuple[int, int]] = set()
         for link in project.links.configs:
             key = (id(link.template), id(link.config))

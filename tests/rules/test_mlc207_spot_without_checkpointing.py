@@ -31,3 +31,19 @@ def test_cli_json():
     findings = data["findings"] if isinstance(data, dict) else data
     got = [(f["code"], f["path"], f["line"]) for f in findings]
     assert got == [(c, p, line) for c, p, line, _ in EXPECTED]
+
+
+# A Slurm job on a ParallelCluster SPOT queue (its --partition) whose launch
+# line writes --output_dir only to the node's disk; no training config linked.
+SLURM_EXPECTED = [
+    ('MLC207', 'slurm/positive/sft-spot.sbatch', 3, 'Slurm job sft-spot runs on spot capacity (#SBATCH --partition=spot-gpu = ParallelCluster queue spot-gpu (SlurmQueues[spot-gpu].g5) -> ParallelCluster compute resource SlurmQueues[spot-gpu].g5, spot: CapacityType = SPOT) but its launch line writes checkpoints only to --output_dir /tmp/sft-ckpt (node-local disk): a preemption restarts training from the start; write them to the cluster\'s shared file system or an object store and resume from them'),
+]
+
+
+def test_slurm_launch_line_on_a_spot_queue():
+    assert triples(lint_dir(BASE / "slurm" / "positive", cwd=BASE), CODE) == SLURM_EXPECTED
+    # a shared file system (/fsx), an on-demand queue, a directory from a variable: silent
+    assert triples(lint_dir(BASE / "slurm" / "negative", cwd=BASE), CODE) == []
+    result = run_cli("slurm/positive", "--format", "json", "--select", CODE, "--no-cache", cwd=BASE)
+    assert [(f["code"], f["path"], f["line"]) for f in json.loads(result.out)["findings"]] == \
+        [(c, p, line) for c, p, line, _ in SLURM_EXPECTED]
