@@ -121,17 +121,32 @@ def _mounts(workload: Any, template: Any, container: Any) -> list[tuple[str, boo
     return out
 
 
+SAVE_STRATEGY_FLAGS = ("--save_strategy", "--save-strategy")
+
+
 def script_output_dir(container: Any) -> tuple[str | None, Location | None, bool]:
     """(value, where, found) of an output-dir flag on a command of the shell
     script a container runs (a Slurm batch script, a SkyPilot run block):
     the last command that writes one wins, as it runs last."""
+    return script_flag(container, OUTPUT_DIR_FLAGS)
+
+
+def script_checkpoints_off(container: Any) -> Location | None:
+    """Where a launch line of the container's script says ``--save_strategy no``."""
+    value, at, found = script_flag(container, SAVE_STRATEGY_FLAGS)
+    return at if found and value is not None and value.lower() == "no" else None
+
+
+def script_flag(container: Any, flags: tuple[str, ...]) -> tuple[str | None, Location | None, bool]:
+    """(value, where, found) of the last ``--flag value`` / ``--flag=value``
+    on a command of the container's shell script."""
     from mlcost_lint.link.shell import program_of, word_location
 
     hit: tuple[str | None, Location | None, bool] = (None, None, False)
     for command in program_of(container).commands:
         words = command.words
         for i, word in enumerate(words):
-            for flag in OUTPUT_DIR_FLAGS:
+            for flag in flags:
                 if word.text == flag:
                     value = words[i + 1].text.strip("'\"") if i + 1 < len(words) else None
                     hit = (value, word_location(container, word), True)

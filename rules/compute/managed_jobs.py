@@ -88,7 +88,9 @@ def script_spot_findings(rule: Any, project: Any) -> Iterator[Any]:
     """MLC207 for a job that states GPUs per node and runs a shell script (a
     SkyPilot run block) with no linked training config: spot capacity while
     the launch line's ``--output_dir`` is on the instance's own disk."""
-    from mlcost_lint.rules.compute.gpu_capacity import EPHEMERAL, script_output_dir, storage_of_path
+    from mlcost_lint.rules.compute.gpu_capacity import (
+        EPHEMERAL, script_checkpoints_off, script_output_dir, storage_of_path,
+    )
 
     linked = {id(link.container) for link in project.links.configs}
     for workload, job in managed_jobs(project):
@@ -98,6 +100,15 @@ def script_spot_findings(rule: Any, project: Any) -> Iterator[Any]:
             for container in template.containers:
                 if id(container) in linked or container.script is None or \
                         not project.links.launches_of(container):
+                    continue
+                off = script_checkpoints_off(container)
+                if off is not None:
+                    yield rule.finding(
+                        f"{job.title} ({job.gpus_text()}) runs on spot capacity ({job.spot_how}) but its run "
+                        "line saves no checkpoints (--save_strategy no): a preemption restarts training from the "
+                        "start; save checkpoints to a bucket mounted at the output directory and resume from them",
+                        job.spot_at or job.header, workload.address,
+                        related=[Related(off, "--save_strategy no")], object_line=job.header.line)
                     continue
                 value, at, found = script_output_dir(container)
                 if not found or value is None or "$" in value:
@@ -122,7 +133,9 @@ def batch_script_spot_findings(rule: Any, project: Any) -> Iterator[Any]:
     (``/tmp``, ``/dev/shm``): a reclaimed node takes the checkpoints along."""
     from mlcost_lint.link import capacity_of
     from mlcost_lint.model.capacity import SPOT
-    from mlcost_lint.rules.compute.gpu_capacity import EPHEMERAL, script_output_dir, storage_of_path
+    from mlcost_lint.rules.compute.gpu_capacity import (
+        EPHEMERAL, script_checkpoints_off, script_output_dir, storage_of_path,
+    )
 
     linked = {id(link.container) for link in project.links.configs}
     for workload in project.kubernetes.workloads:
@@ -135,6 +148,17 @@ def batch_script_spot_findings(rule: Any, project: Any) -> Iterator[Any]:
             for container in template.containers:
                 if id(container) in linked or container.script is None or \
                         not project.links.launches_of(container):
+                    continue
+                off = script_checkpoints_off(container)
+                if off is not None:
+                    yield rule.finding(
+                        f"{workload.kind} {workload.name} runs on spot capacity ({capacity.how}) but its launch "
+                        "line saves no checkpoints (--save_strategy no): a preemption restarts training from the "
+                        "start; save checkpoints to the cluster's shared file system or an object store and resume "
+                        "from them",
+                        capacity.evidence or template.loc(), workload.address,
+                        related=[Related(off, "--save_strategy no"), *capacity.related],
+                        object_line=template.loc().line)
                     continue
                 value, at, found = script_output_dir(container)
                 if not found or value is None or "$" in value:

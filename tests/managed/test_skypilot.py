@@ -28,6 +28,7 @@ EXPECTED = [
     ('MLC403', 'skypilot/positive/finetune-spot.yaml', 12, 'NCCL_DEBUG=INFO set in SkyPilot task qwen-sft (8 GPUs per node: accelerators: H100:8 on line 5): NCCL logs every communicator and channel setup (TRACE: every call); set NCCL_DEBUG=WARN or remove it'),
     ('MLC207', 'skypilot/positive/pretrain-run-line.yaml', 4, "SkyPilot task gpt-pretrain (8 GPUs per node: accelerators: A100:8 on line 3) runs on spot capacity (use_spot: true) but its run line writes checkpoints only to --output_dir /home/ubuntu/ckpt (the instance's local disk): a preemption restarts training from the start; mount a bucket at the output directory (file_mounts with source: s3://... or gs://..., mode: MOUNT) and resume from it"),
     ('MLC403', 'skypilot/positive/pretrain-run-line.yaml', 8, 'CUDA_LAUNCH_BLOCKING=1 set in SkyPilot task gpt-pretrain (8 GPUs per node: accelerators: A100:8 on line 3): every CUDA kernel launch waits for the kernel to finish; remove it'),
+    ('MLC207', 'skypilot/positive/sweep-nosave.yaml', 4, 'SkyPilot task lr-sweep (4 GPUs per node: accelerators: H100:4 on line 3) runs on spot capacity (use_spot: true) but its run line saves no checkpoints (--save_strategy no): a preemption restarts training from the start; save checkpoints to a bucket mounted at the output directory and resume from them'),
 ]
 
 POLICY = Policy(allowed_gpu_types=["H100"], max_gpus_per_job=8, allowed_regions=["us-east-1"])

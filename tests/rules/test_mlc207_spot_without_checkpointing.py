@@ -37,6 +37,7 @@ def test_cli_json():
 # line writes --output_dir only to the node's disk; no training config linked.
 SLURM_EXPECTED = [
     ('MLC207', 'slurm/positive/sft-spot.sbatch', 3, 'Slurm job sft-spot runs on spot capacity (#SBATCH --partition=spot-gpu = ParallelCluster queue spot-gpu (SlurmQueues[spot-gpu].g5) -> ParallelCluster compute resource SlurmQueues[spot-gpu].g5, spot: CapacityType = SPOT) but its launch line writes checkpoints only to --output_dir /tmp/sft-ckpt (node-local disk): a preemption restarts training from the start; write them to the cluster\'s shared file system or an object store and resume from them'),
+    ('MLC207', 'slurm/positive/sweep-nosave.sbatch', 3, "Slurm job sweep-nosave runs on spot capacity (#SBATCH --partition=spot-gpu = ParallelCluster queue spot-gpu (SlurmQueues[spot-gpu].g5) -> ParallelCluster compute resource SlurmQueues[spot-gpu].g5, spot: CapacityType = SPOT) but its launch line saves no checkpoints (--save_strategy no): a preemption restarts training from the start; save checkpoints to the cluster's shared file system or an object store and resume from them"),
 ]
 
 
