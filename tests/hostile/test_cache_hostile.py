@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from mlcost_lint import __version__
+from mlcost_lint import cache as cache_module
 from mlcost_lint.cache import DEFAULT_DIR, KEY_BYTES, CacheUnavailable, ParseCache, load_payload
 from mlcost_lint.parse import parse_bytes
 from mlcost_lint.parse.document import FileKind, ParsedFile
@@ -250,9 +251,15 @@ def test_short_or_empty_key_file_is_replaced_never_used(stored: bytes, tmp_path:
     (home / "mlcost-lint").mkdir(parents=True)
     key_file = home / "mlcost-lint" / "cache.key"
     key_file.write_bytes(stored)
+    # The fresh key is fixed, and begins with the stored bytes: a key kept or
+    # padded from the short one would be equal to it or a prefix of it. (A
+    # random key made this test fail 1 run in 256: one starting with 0xff.)
+    fresh = (stored + b"\xff" * KEY_BYTES)[:KEY_BYTES]
+    real_urandom = os.urandom
+    monkeypatch.setattr(cache_module.os, "urandom", lambda n: fresh if n == KEY_BYTES else real_urandom(n))
     cache = ParseCache(tmp_path / "cache", "t", base=tmp_path)
-    assert len(cache._key) == KEY_BYTES and not cache._key.startswith(stored or b"\xff")
-    assert key_file.read_bytes() == cache._key
+    assert cache._key == fresh
+    assert key_file.read_bytes() == fresh
     # An entry signed with the old short key (what an attacker could guess) is a miss.
     key = cache.key(JOB, "job.yaml", "yaml")
     cache._path(key).parent.mkdir(parents=True)

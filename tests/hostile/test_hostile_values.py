@@ -5,7 +5,7 @@
   with ``--jobs 1`` and ``--jobs 2``.
 - 11: non-finite and out-of-range numbers in the config are exit 2.
 - 12: one bad value is unknown for its object only (see also
-  test_rule_properties.py).
+  test_rule_values.py, which feeds every rule random values).
 - 13: hostile baselines and ``--jobs`` are bounded with clear errors.
 """
 
@@ -167,3 +167,90 @@ def test_one_bad_value_is_unknown_for_its_object_only(tmp_path: Path):
         "and are billed forever; set retention_in_days (at most 365, max-log-retention-days)",
     ]
     assert r.out.splitlines()[2].startswith("Found 2 findings")
+
+
+# Each reproducer of item 12 on its own: the odd object is unknown (no guess,
+# no crash), the plain one beside it keeps every finding.
+
+def _two_jobs(gpus: str) -> str:
+    job = ("apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {name}}}\nspec:\n  template:\n    spec:\n"
+           "      restartPolicy: Never\n      containers:\n      - name: m\n        image: i\n"
+           "        resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}\n")
+    return job.format(name="odd", gpus=gpus) + "---\n" + job.format(name="plain", gpus="8")
+
+
+def test_unicode_digit_gpu_count_is_unknown_for_that_job_only(tmp_path: Path):
+    (tmp_path / "jobs.yaml").write_text(_two_jobs('"²"'), encoding="utf-8")
+    r = run_cli(".", "--no-cache", "--select", "MLC0,MLC2,MLC6", cwd=tmp_path)
+    assert r.code == 1 and r.err == "", r.err
+    assert r.out.splitlines()[:4] == [
+        "jobs.yaml:4:1: MLC204 [warning] Job odd holds an unknown number of GPUs with no run-time bound; a hung "
+        "run keeps them until someone notices: set spec.activeDeadlineSeconds (price unknown)",
+        "jobs.yaml:16:1: MLC204 [warning] Job plain holds 8 GPUs with no run-time bound; a hung run keeps them "
+        "until someone notices: set spec.activeDeadlineSeconds (price unknown)",
+        "jobs.yaml:23:30: MLC603 [warning] Job plain container m has no memory-backed emptyDir at /dev/shm but its "
+        "pod has 8 GPUs (NCCL shares memory between them): the 64 MiB default makes DataLoader workers and NCCL "
+        "crash mid-run; mount an emptyDir with medium: Memory at /dev/shm",
+        "Found 3 findings (3 warnings) in 1 file.",
+    ]
+
+
+def _cron(name: str, schedule: str) -> str:
+    return (f"---\napiVersion: batch/v1\nkind: CronJob\nmetadata: {{name: {name}}}\nspec:\n"
+            f"  schedule: \"{schedule}\"\n  jobTemplate:\n    spec:\n      template:\n        spec:\n"
+            "          restartPolicy: Never\n          containers:\n          - name: m\n            image: i\n"
+            "            resources: {limits: {nvidia.com/gpu: 1}}\n")
+
+
+def test_unicode_digit_in_a_cron_step_is_an_unknown_gap_for_that_cronjob_only(tmp_path: Path):
+    (tmp_path / "cron.yaml").write_text(_cron("odd", "*/² * * * *") + _cron("plain", "*/5 * * * *"),
+                                        encoding="utf-8")
+    r = run_cli(".", "--no-cache", "--select", "MLC0,MLC206", cwd=tmp_path)
+    assert r.code == 1 and r.err == "", r.err
+    # An unreadable schedule counts as overlapping (rules.md, Settled questions), said as such.
+    assert r.out.splitlines()[:3] == [
+        'cron.yaml:6:3: MLC206 [warning] CronJob odd uses 1 GPU per run with concurrencyPolicy Allow (default); '
+        'its schedule "*/² * * * *" is not a plain minute/hour pattern, so a run may still be going when the next '
+        'starts; overlapping runs double the GPUs: set concurrencyPolicy: Forbid',
+        "cron.yaml:21:3: MLC206 [warning] CronJob plain uses 1 GPU per run with concurrencyPolicy Allow (default); "
+        "it runs every 5min at the shortest with no activeDeadlineSeconds; overlapping runs double the GPUs: set "
+        "concurrencyPolicy: Forbid",
+        "Found 2 findings (2 warnings) in 1 file.",
+    ]
+
+
+def test_infinite_count_is_an_unknown_instance_count_for_that_resource_only(tmp_path: Path):
+    (tmp_path / "main.tf").write_text(
+        'resource "aws_instance" "huge" {\n  count         = 1e999\n  instance_type = "p4d.24xlarge"\n}\n\n'
+        'resource "aws_instance" "pair" {\n  count         = 2\n  instance_type = "p4d.24xlarge"\n}\n')
+    (tmp_path / ".mlcost-lint.toml").write_text('required-tags = ["team"]\n')
+    r = run_cli(".", "--no-cache", "--select", "MLC0,MLC1", cwd=tmp_path)
+    assert r.code == 1 and r.err == "", r.err
+    # huge: one instance of unknown index ([*]); pair: both of its instances.
+    assert r.out.splitlines()[:4] == [
+        "main.tf:1:1: MLC101 [warning] aws_instance.huge[*] lacks cost tag team (required-tags); its spend cannot "
+        "be attributed; add it to tags or the provider's default_tags",
+        "main.tf:6:1: MLC101 [warning] aws_instance.pair[0] lacks cost tag team (required-tags); its spend cannot "
+        "be attributed; add it to tags or the provider's default_tags",
+        "main.tf:6:1: MLC101 [warning] aws_instance.pair[1] lacks cost tag team (required-tags); its spend cannot "
+        "be attributed; add it to tags or the provider's default_tags",
+        "Found 3 findings (3 warnings) in 1 file.",
+    ]
+
+
+def test_gcs_lifecycle_action_that_is_not_a_map_is_unknown_for_that_bucket_only(tmp_path: Path):
+    bucket = ('resource "google_storage_bucket" "{name}" {{\n  name     = "{name}"\n  location = "US"\n'
+              '  versioning {{ enabled = true }}\n{rule}}}\n')
+    (tmp_path / "main.tf").write_text(
+        bucket.format(name="odd", rule='  lifecycle_rule {\n    action = "Delete"\n    condition { age = 3 }\n  }\n')
+        + "\n" + bucket.format(name="plain", rule=""))
+    r = run_cli(".", "--no-cache", "--select", "MLC0,MLC3", cwd=tmp_path)
+    assert r.code == 1 and r.err == "", r.err
+    assert r.out.splitlines()[:3] == [
+        "main.tf:11:1: MLC303 [warning] GCS bucket google_storage_bucket.plain has no lifecycle rule; objects are "
+        "kept in the hottest class forever; add a lifecycle_rule (Delete or SetStorageClass) or enable autoclass",
+        "main.tf:14:16: MLC304 [warning] GCS bucket google_storage_bucket.plain has versioning enabled but no "
+        "lifecycle rule expires noncurrent versions; every overwritten object is billed forever; add a Delete "
+        "lifecycle_rule on num_newer_versions or days_since_noncurrent_time",
+        "Found 2 findings (2 warnings) in 1 file.",
+    ]
