@@ -105,7 +105,8 @@ class CheckpointStorage:
 
 def _mounts(workload: Any, template: Any, container: Any) -> list[tuple[str, bool]]:
     """(mount path, persistent?) for the container, plus Volcano job-level PVC mounts."""
-    volumes = {v.get("name"): v for v in template.volumes if isinstance(v, dict)}
+    # A volume named by anything but a string (a list, a map) names no mount.
+    volumes = {v["name"]: v for v in template.volumes if isinstance(v, dict) and isinstance(v.get("name"), str)}
     out = []
     for mount in container.volume_mounts:
         volume = volumes.get(mount.name)

@@ -281,7 +281,7 @@ def _gcs_rule(rule: dict) -> RuleView:
     if actions is None or conditions is None or not actions:
         return RuleView(True, None, None, None)
     kind = actions[0].get("type")
-    if kind is UNKNOWN:
+    if not isinstance(kind, str):   # UNKNOWN, or a value Terraform would reject: unknown, never a guess
         return RuleView(True, None, None, None)
     cond = conditions[0] if conditions else {}
     deletes = kind == "Delete"

@@ -28,13 +28,34 @@ MAX_RANGE = MAX_ITEMS
 def fn(name: str | None = None, *, known: bool = True) -> Callable:
     """Register; with ``known`` an UNKNOWN top-level argument short-circuits."""
     def deco(f: Callable) -> Callable:
+        fname = name or f.__name__.rstrip("_")
+        lo, hi = _arity(f)
+
         def wrapper(*args: Any) -> Any:
+            # Terraform rejects a call with the wrong number of arguments
+            # (an error try() and can() see), never a Python TypeError.
+            if not lo <= len(args) <= hi:
+                raise EvalError(f"{fname}(): wrong number of arguments ({len(args)})")
             if known and any(a is UNKNOWN for a in args):
                 return UNKNOWN
             return f(*args)
-        FUNCTIONS[name or f.__name__.rstrip("_")] = wrapper
+        FUNCTIONS[fname] = wrapper
         return f
     return deco
+
+
+def _arity(f: Callable) -> tuple[int, int]:
+    """(fewest, most) positional arguments ``f`` takes."""
+    import inspect
+
+    lo, hi = 0, 0
+    for p in inspect.signature(f).parameters.values():
+        if p.kind is p.VAR_POSITIONAL:
+            hi = 1 << 30
+        elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            hi += 1
+            lo += p.default is p.empty
+    return lo, hi
 
 
 def _list(v: Any, what: str = "list") -> list:
