@@ -11,6 +11,9 @@ Targets, taken in turn until the time is up:
   training    hypothesis: fixture training configs with values replaced by wrong shapes
   terraform   hypothesis: generated modules (.tf / .tf.json / tfvars) mixing valid and junk values
   mixed       hypothesis: all three in one tree
+  model       hypothesis: fixture models with random values at every attribute a rule reads (no rule raises)
+  functions   hypothesis: random arguments to every Terraform function (only EvalError/BudgetExceeded, bounded time)
+  cache       a linted project whose .mlcost_lint_cache is rearranged at random (links, FIFOs, junk, pickles)
 
 Each case is linted in-process exactly as the CLI does and rendered in every
 format; the oracle is tests/hostile/fuzzing.py:check_tree (no crash, no
@@ -36,8 +39,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "hostile"))
 
 import fuzzing as F  # noqa: E402
+import fuzz_targets as FT  # noqa: E402
 
-TARGETS = ("mutate", "truncate", "project", "kubernetes", "training", "terraform", "mixed")
+TARGETS = ("mutate", "truncate", "project", "kubernetes", "training", "terraform", "mixed", "model", "functions",
+           "cache")
 SLOW_S = 5.0
 
 
@@ -157,6 +162,55 @@ def hypothesis_cases(run: Run, target: str, seed: int, n: int) -> None:
             run.record(target, last_failure[0], f"hypothesis {target} seed {seed} (shrunk)", last_failure[1])
 
 
+def model_cases(run: Run, seed: int, n: int) -> None:
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hseed
+    from hypothesis import strategies as st
+
+    import model_values as MV
+
+    @hseed(seed)
+    @settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(st.sampled_from(MV.fixture_sets()), st.data(), st.integers(1, 40), st.booleans())
+    def body(name, data, k, before):
+        result = MV.run_mutated(name, data.draw, k, before)
+        run.cases["model"] += 1
+        problems = [f"{f.code}: {f.error}\n{f.traceback}" for f in result.failures]
+        problems += [f"linker: {e}" for e in result.link_errors]
+        if problems:
+            run.record("model", {"changes.txt": "\n".join(result.changes).encode("utf-8", "backslashreplace")},
+                       f"model {name}", problems)
+
+    body()
+
+
+def function_cases(run: Run, seed: int, n: int) -> None:
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hseed
+
+    @hseed(seed)
+    @settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(FT.function_call())
+    def body(call):
+        run.cases["functions"] += 1
+        problems = FT.check_function_call(*call)
+        if problems:
+            run.record("functions", {}, f"function {call[0]}", problems)
+
+    body()
+
+
+def cache_cases(run: Run, rng: random.Random, n: int) -> None:
+    for _ in range(n):
+        problems, done = FT.check_cache_case(run.scratch / "cache-case", rng, rng.randint(1, 6),
+                                             time_s=run.time_limit_s)
+        run.cases["cache"] += 1
+        if problems:
+            run.record("cache", {"done.txt": "\n".join(done).encode()}, "cache", problems)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=30.0)
@@ -192,6 +246,12 @@ def main(argv: list[str] | None = None) -> int:
                     byte_cases(run, target, rng, seeds, 50)
                 elif target == "project":
                     project_cases(run, rng, 5)
+                elif target == "model":
+                    model_cases(run, rng.randrange(2**32), 20)
+                elif target == "functions":
+                    function_cases(run, rng.randrange(2**32), 500)
+                elif target == "cache":
+                    cache_cases(run, rng, 20)
                 else:
                     hypothesis_cases(run, target, rng.randrange(2**32), 50)
             except Exception as exc:  # noqa: BLE001 - a harness bug must not end a long run

@@ -93,3 +93,14 @@ def test_azure_storage_account_kind_is_a_list(tmp_path):
     outcome = check_tree(write_tree(tmp_path, {"main.tf": b'resource "azurerm_storage_account" "a" {\n'
                                                           b"  account_kind = []\n}\n"}))
     assert outcome.problems == []
+
+
+# -- Terraform function arguments and cache folders (fuzz_targets.py) --------
+
+from fuzz_targets import check_cache_case  # noqa: E402
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_rearranged_cache_folder_changes_nothing(seed, tmp_path):
+    problems, done = check_cache_case(tmp_path / "case", random.Random(seed), 4)
+    assert not problems, f"after {done}:\n" + "\n".join(problems)
