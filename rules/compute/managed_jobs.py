@@ -84,58 +84,63 @@ def spot_findings(rule: Any, project: Any) -> Iterator[Any]:
             object_line=job.header.line)
 
 
-def script_spot_findings(rule: Any, project: Any) -> Iterator[Any]:
-    """MLC207 for a job that states GPUs per node and runs a shell script (a
-    SkyPilot run block) with no linked training config: spot capacity while
-    the launch line's ``--output_dir`` is on the instance's own disk."""
+def _script_checkpoint_problem(project: Any, linked: set[int], workload: Any, template: Any,
+                               container: Any) -> tuple[bool, str, list] | None:
+    """What the launch line of a container's shell script (a SkyPilot run
+    block, a Slurm batch script) does to checkpoints when no training config
+    is linked: (disabled, what, related) when it saves none
+    (``--save_strategy no``) or writes ``--output_dir`` only to the
+    instance's own disk; None otherwise or when unknown."""
     from mlcost_lint.rules.compute.gpu_capacity import (
         EPHEMERAL, script_checkpoints_off, script_output_dir, storage_of_path,
     )
 
+    if id(container) in linked or container.script is None or not project.links.launches_of(container):
+        return None
+    off = script_checkpoints_off(container)
+    if off is not None:
+        return True, "saves no checkpoints (--save_strategy no)", [Related(off, "--save_strategy no")]
+    value, at, found = script_output_dir(container)
+    if not found or value is None or "$" in value:
+        return None
+    storage = storage_of_path(value, at, f"--output_dir {value}", workload, template, container)
+    if storage.kind != EPHEMERAL:
+        return None
+    return False, f"writes checkpoints only to {storage.detail}", \
+        [Related(at, f"--output_dir {value}")] if at is not None else []
+
+
+def script_spot_findings(rule: Any, project: Any) -> Iterator[Any]:
+    """MLC207 for a job that states GPUs per node and runs a shell script (a
+    SkyPilot run block) with no linked training config: spot capacity while
+    the run line saves no checkpoints or writes them to the instance's own disk."""
     linked = {id(link.container) for link in project.links.configs}
     for workload, job in managed_jobs(project):
         if job.spot is not True or job.gpus_written is None:
             continue
         for template in workload.accelerator_templates():
             for container in template.containers:
-                if id(container) in linked or container.script is None or \
-                        not project.links.launches_of(container):
+                problem = _script_checkpoint_problem(project, linked, workload, template, container)
+                if problem is None:
                     continue
-                off = script_checkpoints_off(container)
-                if off is not None:
-                    yield rule.finding(
-                        f"{job.title} ({job.gpus_text()}) runs on spot capacity ({job.spot_how}) but its run "
-                        "line saves no checkpoints (--save_strategy no): a preemption restarts training from the "
-                        "start; save checkpoints to a bucket mounted at the output directory and resume from them",
-                        job.spot_at or job.header, workload.address,
-                        related=[Related(off, "--save_strategy no")], object_line=job.header.line)
-                    continue
-                value, at, found = script_output_dir(container)
-                if not found or value is None or "$" in value:
-                    continue
-                storage = storage_of_path(value, at, f"--output_dir {value}", workload, template, container)
-                if storage.kind != EPHEMERAL:
-                    continue
+                disabled, what, related = problem
+                fix = ("save checkpoints to a bucket mounted at the output directory and resume from them"
+                       if disabled else "mount a bucket at the output directory (file_mounts with source: "
+                       "s3://... or gs://..., mode: MOUNT) and resume from it")
                 yield rule.finding(
-                    f"{job.title} ({job.gpus_text()}) runs on spot capacity ({job.spot_how}) but its run "
-                    f"line writes checkpoints only to {storage.detail}: a preemption restarts training from the "
-                    "start; mount a bucket at the output directory (file_mounts with source: s3://... or "
-                    "gs://..., mode: MOUNT) and resume from it",
-                    job.spot_at or job.header, workload.address,
-                    related=[Related(at, f"--output_dir {value}")] if at is not None else [],
-                    object_line=job.header.line)
+                    f"{job.title} ({job.gpus_text()}) runs on spot capacity ({job.spot_how}) but its run line "
+                    f"{what}: a preemption restarts training from the start; {fix}",
+                    job.spot_at or job.header, workload.address, related=related, object_line=job.header.line)
 
 
 def batch_script_spot_findings(rule: Any, project: Any) -> Iterator[Any]:
     """MLC207 for a Slurm batch job on spot capacity (a ParallelCluster
     SPOT queue its ``--partition`` names) with no linked training config,
-    whose launch line writes ``--output_dir`` only to the node's own disk
-    (``/tmp``, ``/dev/shm``): a reclaimed node takes the checkpoints along."""
+    whose launch line saves no checkpoints or writes ``--output_dir`` only to
+    the node's own disk (``/tmp``, ``/dev/shm``): a reclaimed node takes the
+    checkpoints along."""
     from mlcost_lint.link import capacity_of
     from mlcost_lint.model.capacity import SPOT
-    from mlcost_lint.rules.compute.gpu_capacity import (
-        EPHEMERAL, script_checkpoints_off, script_output_dir, storage_of_path,
-    )
 
     linked = {id(link.container) for link in project.links.configs}
     for workload in project.kubernetes.workloads:
@@ -146,38 +151,21 @@ def batch_script_spot_findings(rule: Any, project: Any) -> Iterator[Any]:
             if capacity.kind != SPOT:
                 continue
             for container in template.containers:
-                if id(container) in linked or container.script is None or \
-                        not project.links.launches_of(container):
+                problem = _script_checkpoint_problem(project, linked, workload, template, container)
+                if problem is None:
                     continue
-                off = script_checkpoints_off(container)
-                if off is not None:
-                    yield rule.finding(
-                        f"{workload.kind} {workload.name} runs on spot capacity ({capacity.how}) but its launch "
-                        "line saves no checkpoints (--save_strategy no): a preemption restarts training from the "
-                        "start; save checkpoints to the cluster's shared file system or an object store and resume "
-                        "from them",
-                        capacity.evidence or template.loc(), workload.address,
-                        related=[Related(off, "--save_strategy no"), *capacity.related],
-                        object_line=template.loc().line)
-                    continue
-                value, at, found = script_output_dir(container)
-                if not found or value is None or "$" in value:
-                    continue
-                storage = storage_of_path(value, at, f"--output_dir {value}", workload, template, container)
-                if storage.kind != EPHEMERAL:
-                    continue
+                disabled, what, related = problem
+                fix = ("save checkpoints to the cluster's shared file system or an object store and resume from them"
+                       if disabled else
+                       "write them to the cluster's shared file system or an object store and resume from them")
                 yield rule.finding(
                     f"{workload.kind} {workload.name} runs on spot capacity ({capacity.how}) but its launch line "
-                    f"writes checkpoints only to {storage.detail}: a preemption restarts training from the start; "
-                    "write them to the cluster's shared file system or an object store and resume from them",
+                    f"{what}: a preemption restarts training from the start; {fix}",
                     capacity.evidence or template.loc(), workload.address,
-                    related=[*([Related(at, f"--output_dir {value}")] if at is not None else []),
-                             *capacity.related],
-                    object_line=template.loc().line)
+                    related=[*related, *capacity.related], object_line=template.loc().line)
 
 
 def spot_eligible_findings(rule: Any, project: Any, settings: Any) -> Iterator[Any]:
-
     """MLC208: an on-demand GPU job whose service checkpoints to durable storage."""
     for workload, job in managed_jobs(project):
         acc = job.accelerator
