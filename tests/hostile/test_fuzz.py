@@ -97,7 +97,21 @@ def test_azure_storage_account_kind_is_a_list(tmp_path):
 
 # -- Terraform function arguments and cache folders (fuzz_targets.py) --------
 
-from fuzz_targets import check_cache_case  # noqa: E402
+from hypothesis import Phase  # noqa: E402
+
+from fuzz_targets import check_cache_case, check_function_call, function_call  # noqa: E402
+
+FUNCTION_EXAMPLES = int(os.environ.get("MLC_FUZZ_FUNCTION_EXAMPLES", "200"))
+
+
+# No shrinking: a failing call is printed whole by check_function_call, and
+# shrinking a slow call on a loaded machine took minutes (bench/FUZZ.md).
+@settings(max_examples=FUNCTION_EXAMPLES, deadline=None, database=None, derandomize=True,
+          phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck))
+@given(function_call())
+def test_every_terraform_function_on_random_arguments(call):
+    name, args = call
+    assert check_function_call(name, args) == []
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -75,6 +75,24 @@ def test_bounded_functions_keep_their_answers(expr: str, expected):
     assert time.monotonic() - start < 1.0
 
 
+@pytest.mark.parametrize(("name", "args"), [
+    ("range", [1e308, -1e308, 1e308]),      # (stop - start) / step overflows to -inf
+    ("range", [0, 1e308, 1e-308]),
+    ("ceil", [float("nan")]),
+    ("floor", [float("inf")]),
+    ("abs", [float("-inf")]),
+])
+def test_non_finite_numbers_are_an_evaluation_error_not_a_crash(name: str, args: list):
+    # Found by bench/fuzz.py --targets functions (seed 20261203): these
+    # raised OverflowError / ValueError, which try() and the evaluator do
+    # not catch, so the whole module's evaluation failed.
+    from mlcost_lint.model.terraform.functions import FUNCTIONS
+    from mlcost_lint.model.terraform.values import EvalError
+
+    with pytest.raises(EvalError):
+        FUNCTIONS[name](*args)
+
+
 def test_the_cli_reports_each_refused_value_and_keeps_the_rest(tmp_path: Path):
     (tmp_path / "main.tf").write_text(
         'locals {\n  wide = format("%1500000000s", "x")\n  fine = "ok"\n'

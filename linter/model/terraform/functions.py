@@ -338,7 +338,10 @@ def range_(*args: Any) -> Any:
         raise EvalError("range: 1 to 3 arguments")
     if step == 0:
         raise EvalError("range: step 0")
-    count = math.ceil((stop - start) / step)
+    span = (stop - start) / step
+    if not math.isfinite(span) or span > MAX_RANGE:   # 1e308 steps overflow to inf
+        raise EvalError("range: too many elements")
+    count = math.ceil(span)
     if count > MAX_RANGE:
         raise EvalError("range: too many elements")
     METER.reserve("range()", items=max(count, 0))

@@ -55,7 +55,13 @@ def to_number(value: Any) -> Any:
         return UNKNOWN
     if isinstance(value, bool):
         raise EvalError("a bool is not a number")
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        # inf / NaN (a 1e999 literal, arithmetic that overflowed) are no
+        # Terraform number: ceil(), range() and friends raise on them.
+        if math.isnan(value) or math.isinf(value):
+            raise EvalError("not a finite number")
         return value
     if isinstance(value, str):
         text = value.strip()
