@@ -34,7 +34,8 @@ Layout::
     .mlcost_lint_cache/
         CACHEDIR.TAG        backup tools skip the folder
         .gitignore          "*": never committed by accident
-        v0.1.0/ab/ab12....pkl
+        v0.1.0/ab/ab12....pkl   a parse result (ab = first two hex digits of its key)
+        v0.1.0/r3/r3f0....pkl   a whole run's outcome (mlcost_lint.run_cache)
 
 A run of another version removes the version folders that are not its own
 (an upgrade never leaves the old entries behind), and the current folder is
@@ -87,35 +88,38 @@ class CacheUnavailable(Exception):
 
 # -- loading without running code ---------------------------------------------
 
-def _parse_result_classes() -> dict[tuple[str, str], type]:
-    from mlcost_lint.model import core
-    from mlcost_lint.parse import document, hcl
-
-    allowed: dict[tuple[str, str], type] = {}
-    for module in (document, hcl, core):
-        for name, obj in vars(module).items():
-            if (isinstance(obj, type) and obj.__module__ == module.__name__ and not name.startswith("_")
-                    and (dataclasses.is_dataclass(obj) or issubclass(obj, Enum))):
-                allowed[(module.__name__, name)] = obj
-    return allowed
+# The modules whose plain data classes (dataclasses and enums defined there)
+# an entry may hold: parse results, and the run cache's findings, prices,
+# fixes and read-as lines (mlcost_lint.run_cache). Imported on first use.
+_DATA_MODULES = frozenset({
+    "mlcost_lint.parse.document", "mlcost_lint.parse.hcl", "mlcost_lint.parse.slurm", "mlcost_lint.model.core",
+    "mlcost_lint.rule", "mlcost_lint.pricing", "mlcost_lint.fix", "mlcost_lint.model.read_as",
+    "mlcost_lint.run_cache",
+})
 
 
-_ALLOWED: dict[tuple[str, str], type] | None = None
+@functools.lru_cache(maxsize=None)
+def _data_class(module: str, name: str) -> type | None:
+    import importlib
+
+    if module not in _DATA_MODULES or name.startswith("_") or "." in name:
+        return None
+    obj = vars(importlib.import_module(module)).get(name)
+    if isinstance(obj, type) and obj.__module__ == module and (dataclasses.is_dataclass(obj) or issubclass(obj, Enum)):
+        return obj
+    return None
 
 
 class _ParseResultUnpickler(pickle.Unpickler):
-    """Resolves only this package's parse-result classes: a pickle that
-    names anything else (``os.system``, ``builtins.eval``, a class with side
+    """Resolves only this package's plain data classes: a pickle that names
+    anything else (``os.system``, ``builtins.eval``, a class with side
     effects, a dotted attribute path) fails to load."""
 
     def find_class(self, module: str, name: str) -> Any:
-        global _ALLOWED
-        if _ALLOWED is None:
-            _ALLOWED = _parse_result_classes()
-        try:
-            return _ALLOWED[(module, name)]
-        except KeyError:
-            raise pickle.UnpicklingError(f"{module}.{name} is not a parse-result class") from None
+        cls = _data_class(module, name)
+        if cls is None:
+            raise pickle.UnpicklingError(f"{module}.{name} is not a parse-result class")
+        return cls
 
 
 def load_payload(payload: bytes) -> Any:

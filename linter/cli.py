@@ -160,7 +160,9 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
         stdin = _read_stdin(int(settings.max_file_size_mb * 1_000_000)) if "-" in targets else None
         options = LintOptions(jobs=jobs, use_cache=not no_cache,
                               cache_dir=Path(cache_dir) if cache_dir else None,
-                              var_files=list(var_file), cli_vars=cli_vars, stdin=stdin)
+                              var_files=list(var_file), cli_vars=cli_vars, stdin=stdin,
+                              # -v lists the model, --fix/--diff edit from it: those rebuild it
+                              reuse_run=not (verbose or apply_fix or show_diff))
         scope = _scope(targets, settings, project_root, no_project_context, options)
         run = _run(scope, settings, options, baseline)
         rules = selected_rules(settings)
@@ -207,9 +209,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
     fixable: frozenset[int] = frozenset()
     fixes: dict[int, Any] = {}
     if (not apply_fix and fmt in ("text", "full", "rdjson")) or statistics:
-        from mlcost_lint.fix import fixes_for
-
-        fixes = {id(f): fix for f, fix in fixes_for(run.findings, run.result.project)}
+        fixes = {id(f): run.result.fixes[id(f)] for f in run.findings if id(f) in run.result.fixes}
         fixable = frozenset(fixes)
     if sort_by == "cost":
         from mlcost_lint.pricing import sort_by_cost

@@ -38,10 +38,10 @@ def use_color(choice: str, fmt: str, output: str | None) -> bool:
 def skipped_line(result: Any, report_paths: set[str] | None) -> str | None:
     """One line counting what was not linted and why, or None. With explicit
     files (pre-commit) only those files count, not the project context."""
-    from mlcost_lint.model.read_as import read_as
-
     counts: Counter[str] = Counter()
-    for entry in read_as(result.project, report_paths):
+    for entry in result.read_as:
+        if report_paths is not None and entry.path not in report_paths:
+            continue
         if entry.category in ("helm", "not-ours", "not-slurm", "skipped"):
             counts[entry.category] += 1
     for skip in result.skipped:

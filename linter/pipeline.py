@@ -19,6 +19,7 @@ from mlcost_lint.rule import Finding
 from mlcost_lint.suppress import SuppressionResult, apply_suppressions
 
 if TYPE_CHECKING:
+    from mlcost_lint import run_cache
     from mlcost_lint.cache import CacheWriter, ParseCache
 
 
@@ -38,6 +39,10 @@ class LintOptions:
     var_files: list[str] = field(default_factory=list)
     cli_vars: dict[str, str] = field(default_factory=dict)
     stdin: bytes | StdinData | None = None   # the bytes of "-", read by the caller
+    # Take the whole run from the run cache when no input changed
+    # (mlcost_lint.run_cache). The result then has no model (project None):
+    # for callers that only report (the CLI without -v / --fix / --diff).
+    reuse_run: bool = False
 
 
 @dataclass(slots=True)
@@ -45,7 +50,7 @@ class LintResult:
     findings: list[Finding]
     suppressed: list[Finding]
     files: list[ParsedFile]
-    project: Project
+    project: Project | None          # None when taken from the run cache
     suppression: SuppressionResult
     rule_failures: list[RuleFailure]
     # Secret-looking values of the project, already redacted from findings;
@@ -53,6 +58,11 @@ class LintResult:
     secrets: frozenset[str] = frozenset()
     # What discovery did not read and why (.gitignore, exclude): discover.Skip.
     skipped: list = field(default_factory=list)
+    # id(kept finding) -> its fix.Fix, for the findings that have one.
+    fixes: dict = field(default_factory=dict)
+    # What each file was read as (model.read_as.ReadAs), every file.
+    read_as: list = field(default_factory=list)
+    from_run_cache: bool = False
 
 
 # Below this much work a process pool costs more than it saves (start-up
@@ -242,48 +252,97 @@ def _repository_root(path: Path) -> Path | None:
     return None
 
 
+@dataclass(slots=True)
+class _Input:
+    """One discovered file as read: its bytes and parse-cache key, or the
+    finished ParsedFile of a file that could not be read."""
+
+    source: SourceFile
+    data: bytes | None
+    kind: FileKind
+    key: str | None = None
+    done: ParsedFile | None = None
+
+    def run_key_part(self) -> str:
+        if self.key is not None:
+            return self.key
+        if self.done is not None:
+            errors = "|".join(f"{e.line}:{e.column}:{e.message}" for e in self.done.errors)
+            return f"{self.source.display}\0{self.kind.value}\0{self.done.skipped_reason}\0{errors}"
+        return f"{self.source.display}\0{self.kind.value}\0uncached"
+
+
+def _read_all(files: list[SourceFile], max_bytes: int, options: LintOptions,
+              cache: ParseCache | None) -> list[_Input]:
+    out = []
+    for sf in files:
+        data, kind, done = _read(sf, max_bytes, options)
+        key = None
+        if done is None and cache is not None and sf.display != STDIN_DISPLAY:
+            key = cache.key(data, sf.display, kind.value)
+        out.append(_Input(sf, data, kind, key, done))
+    return out
+
+
+def _parse_inputs(inputs: list[_Input], settings: Settings, options: LintOptions,
+                  cache: ParseCache | None) -> list[ParsedFile]:
+    with _GcPaused():
+        results: dict[int, ParsedFile] = {}
+        todo: list[_ParseTask] = []
+        for i, item in enumerate(inputs):
+            if item.done is not None:
+                results[i] = item.done
+                continue
+            if cache is not None and item.key is not None:
+                hit = cache.get(item.key)
+                if isinstance(hit, ParsedFile):
+                    results[i] = hit
+                    continue
+            todo.append(_ParseTask(i, item.data, item.source.display, item.kind, item.key))
+        jobs = min(options.jobs or os.cpu_count() or 1, _MAX_JOBS)
+        results.update(_parse_many(todo, jobs, settings.max_nesting_depth, cache))
+    return [results[i] for i in range(len(inputs))]
+
+
 def parse_all(files: list[SourceFile], settings: Settings, options: LintOptions,
               scan_paths: list[str] = ()) -> list[ParsedFile]:
     """Parse every file, from the cache where its content was parsed before,
     in worker processes when there is enough work. Order is the input order."""
     max_bytes = int(settings.max_file_size_mb * 1_000_000)
     cache = _open_cache(settings, options, max_bytes, scan_paths) if options.use_cache else None
-    with _GcPaused():
-        results: dict[int, ParsedFile] = {}
-        todo: list[_ParseTask] = []
-        for i, sf in enumerate(files):
-            data, kind, done = _read(sf, max_bytes, options)
-            if done is not None:
-                results[i] = done
-                continue
-            key = None
-            if cache is not None and sf.display != STDIN_DISPLAY:
-                key = cache.key(data, sf.display, kind.value)
-                hit = cache.get(key)
-                if isinstance(hit, ParsedFile):
-                    results[i] = hit
-                    continue
-            todo.append(_ParseTask(i, data, sf.display, kind, key))
-        jobs = min(options.jobs or os.cpu_count() or 1, _MAX_JOBS)
-        results.update(_parse_many(todo, jobs, settings.max_nesting_depth, cache))
+    parsed = _parse_inputs(_read_all(files, max_bytes, options, cache), settings, options, cache)
     if cache is not None:
         cache.prune()
-    return [results[i] for i in range(len(files))]
+    return parsed
 
 
 def lint(paths: list[str], settings: Settings, options: LintOptions | None = None) -> LintResult:
     options = options or LintOptions()
     found: Discovery = discover(paths, settings.all_excludes, settings.root,
                                 respect_gitignore=settings.respect_gitignore)
-    parsed = parse_all(found.files, settings, options, list(paths))
+    max_bytes = int(settings.max_file_size_mb * 1_000_000)
+    cache = _open_cache(settings, options, max_bytes, list(paths)) if options.use_cache else None
+    inputs = _read_all(found.files, max_bytes, options, cache)
+    var_inputs = _read_all([SourceFile(Path(v), v, FileKind.TERRAFORM_VARS) for v in options.var_files],
+                           max_bytes, options, cache)
+    key = None
+    if cache is not None and options.reuse_run and "-" not in paths:
+        from mlcost_lint import run_cache
+
+        key = run_cache.run_key(cache, paths=paths, settings=settings,
+                                file_keys=[i.run_key_part() for i in inputs],
+                                var_keys=[i.run_key_part() for i in var_inputs],
+                                cli_vars=options.cli_vars, cwd=os.getcwd())
+        with _GcPaused():
+            hit = run_cache.load(cache, key)
+        if hit is not None:
+            return _from_run_cache(hit, found)
+    parsed = _parse_inputs(inputs, settings, options, cache)
     # Discovery problems (unreadable folders, missing paths) are reported like parse errors.
     if found.errors:
         holder = ParsedFile(path="", kind=FileKind.YAML, errors=list(found.errors))
         parsed.append(holder)
-    var_files = []
-    if options.var_files:
-        var_files = parse_all([SourceFile(Path(v), v, FileKind.TERRAFORM_VARS) for v in options.var_files],
-                              settings, options)
+    var_files = _parse_inputs(var_inputs, settings, options, cache) if var_inputs else []
     project = build_model(parsed, settings, var_files, options.cli_vars)
     failures: list[RuleFailure] = []
     findings = run_rules(project, settings, selected_rules(settings), failures)
@@ -297,7 +356,31 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     secrets = redact_findings(findings, project)
     by_path = {pf.path: pf for pf in parsed}
     result = apply_suppressions(findings, by_path, settings.per_file_ignores, settings.root)
-    return LintResult(result.kept, result.suppressed, parsed, project, result, failures, secrets, found.skipped)
+    from mlcost_lint.fix import fixes_for
+    from mlcost_lint.model.read_as import read_as
+
+    fix_pairs = fixes_for(result.kept, project)
+    out = LintResult(result.kept, result.suppressed, parsed, project, result, failures, secrets, found.skipped,
+                     fixes={id(f): fix for f, fix in fix_pairs}, read_as=read_as(project))
+    if key is not None and not failures:
+        from mlcost_lint import run_cache
+
+        run_cache.store(cache, key, run_cache.CachedRun(
+            kept=result.kept, suppressed=result.suppressed, used=result.used, used_selectors=result.used_selectors,
+            files=[run_cache.light(pf) for pf in parsed], secrets=secrets,
+            fixes=run_cache.fix_list(result.kept, fix_pairs), read_as=out.read_as))
+    if cache is not None:
+        cache.prune()
+    return out
+
+
+def _from_run_cache(hit: "run_cache.CachedRun", found: Discovery) -> LintResult:
+    from mlcost_lint import run_cache
+
+    suppression = SuppressionResult(kept=hit.kept, suppressed=hit.suppressed, used=hit.used,
+                                    used_selectors=hit.used_selectors)
+    return LintResult(hit.kept, hit.suppressed, hit.files, None, suppression, [], hit.secrets, found.skipped,
+                      fixes=run_cache.fixes_by_id(hit.kept, hit.fixes), read_as=hit.read_as, from_run_cache=True)
 
 
 def build_model(parsed: list[ParsedFile], settings: Settings, var_files: list[ParsedFile],

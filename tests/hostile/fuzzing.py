@@ -72,12 +72,13 @@ def chdir(path: Path) -> Iterator[None]:
 
 def lint_tree(root: Path, settings: Settings | None = None, *, jobs: int = 1,
               cache_dir: Path | None = None, paths: list[str] | None = None,
-              stdin: bytes | None = None) -> LintResult:
-    """``mlcost-lint .`` run in-process from ``root`` (paths relative to it)."""
+              stdin: bytes | None = None, reuse_run: bool = False) -> LintResult:
+    """``mlcost-lint .`` run in-process from ``root`` (paths relative to it);
+    ``reuse_run``: with the run cache, as the CLI runs without -v/--fix."""
     settings = settings or Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root)
     with chdir(root):
         return lint(paths or ["."], settings, LintOptions(
-            jobs=jobs, use_cache=cache_dir is not None, cache_dir=cache_dir, stdin=stdin))
+            jobs=jobs, use_cache=cache_dir is not None, cache_dir=cache_dir, stdin=stdin, reuse_run=reuse_run))
 
 
 def render(result: LintResult, settings: Settings, fmt: str, root: Path) -> str:

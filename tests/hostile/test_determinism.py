@@ -50,10 +50,20 @@ def tree(hostile_tree: Path) -> Path:
     return hostile_tree
 
 
-def _outputs(root: Path, jobs: int, cache_dir: Path | None) -> dict[str, str]:
+def _outputs(root: Path, jobs: int, cache_dir: Path | None, *, run_cache: bool | None = None) -> dict[str, str]:
+    """Every format; ``run_cache``: True = the outcome must come from the run
+    cache, False = it must not, None = either."""
     settings = Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root)
-    result = lint_tree(root, settings, jobs=jobs, cache_dir=cache_dir)
+    result = lint_tree(root, settings, jobs=jobs, cache_dir=cache_dir, reuse_run=run_cache is not None)
+    if run_cache is not None:
+        assert result.from_run_cache is run_cache
     return {fmt: render(result, settings, fmt, root) for fmt in FORMATS}
+
+
+def _same(runs: dict[str, dict[str, str]], reference: dict[str, str]) -> None:
+    for name, outputs in runs.items():
+        for fmt in FORMATS:
+            assert outputs[fmt] == reference[fmt], f"{fmt} differs: {name}"
 
 
 def test_every_format_identical_across_jobs_and_cache_states(tree: Path, tmp_path: Path):
@@ -69,6 +79,27 @@ def test_every_format_identical_across_jobs_and_cache_states(tree: Path, tmp_pat
     for name, outputs in runs.items():
         for fmt in FORMATS:
             assert outputs[fmt] == reference[fmt], f"{fmt} differs: {name}"
+
+
+def test_every_format_identical_across_run_cache_states(tree: Path, tmp_path: Path):
+    """The run cache (a whole run's outcome): filled cold, hit warm, missed
+    after one file changed (partially warm: every other file from the parse
+    cache), and hit again when the change is undone."""
+    cache = tmp_path / "cache"
+    reference = _outputs(tree, 1, None)
+    _same({"cold, fills the run cache": _outputs(tree, 2, cache, run_cache=False),
+           "warm, from the run cache": _outputs(tree, 1, cache, run_cache=True),
+           "warm again, parallel": _outputs(tree, 2, cache, run_cache=True)}, reference)
+    changed = tree / "demo" / "configs" / "llama8b-full-ft.yaml"
+    original = changed.read_bytes()
+    changed.write_bytes(original.replace(b"save_total_limit", b"save_total_limit_x", 1)
+                        if b"save_total_limit" in original else original + b"\nsave_total_limit: 0\n")
+    after = _outputs(tree, 1, None)
+    assert after["json"] != reference["json"]      # the change shows in the findings
+    _same({"partially warm": _outputs(tree, 2, cache, run_cache=False),
+           "warm after the change": _outputs(tree, 1, cache, run_cache=True)}, after)
+    changed.write_bytes(original)
+    _same({"change undone": _outputs(tree, 1, cache, run_cache=True)}, reference)
 
 
 def _cli(root: Path, *args: str, hash_seed: str) -> bytes:
@@ -88,3 +119,8 @@ def test_real_cli_identical_across_hash_seeds_jobs_and_cache(tree: Path, tmp_pat
     second = _cli(tree, "--format", "sarif", "--cache-dir", cache, "--jobs", "2", hash_seed="2")
     assert first == second
     assert first.count(b'"ruleId": "MLC001"') > 3
+    third = _cli(tree, "--format", "sarif", "--cache-dir", cache, "--jobs", "1", hash_seed="3")   # run cache hit
+    assert third == first
+    for fmt in ("text", "full", "json"):
+        cold = _cli(tree, "--format", fmt, "--no-cache", hash_seed="1")
+        assert _cli(tree, "--format", fmt, "--cache-dir", cache, hash_seed="2") == cold, fmt
