@@ -308,7 +308,9 @@ def code_fingerprint() -> str:
     also within one version number (development builds, editable installs,
     where an old entry raised AttributeError in the model stage)."""
     digest = hashlib.sha256()
-    for path in sorted((Path(__file__).parent / "parse").glob("*.py")):
+    here = Path(__file__).parent
+    # secrets.py / credentials.py: ParsedFile.secrets is found at parse time.
+    for path in [*sorted((here / "parse").glob("*.py")), here / "secrets.py", here / "credentials.py"]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 

@@ -114,7 +114,7 @@ def run_key(cache: ParseCache, *, paths: Iterable[str], settings: Settings, file
 
 def light(pf: ParsedFile) -> ParsedFile:
     """The file as suppression and counting see it: no parsed content."""
-    return dataclasses.replace(pf, documents=[], hcl=None, slurm=None)
+    return dataclasses.replace(pf, documents=[], hcl=None, slurm=None, secrets=None)
 
 
 def load(cache: ParseCache, key: str) -> CachedRun | None:

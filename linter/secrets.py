@@ -399,6 +399,18 @@ def _literal(expr: Any) -> Any:
     return None
 
 
+def file_secrets(pf: Any) -> frozenset[str]:
+    """What :func:`collect_secrets` finds in one parsed file's documents and
+    HCL (not a .tfvars file: its values are secret when a variable declared
+    in another file is ``sensitive``)."""
+    c = _Collector()
+    for doc in pf.documents:
+        c.data(doc.data)
+    if pf.hcl is not None:
+        c.hcl_body(pf.hcl, tfvars=False)
+    return frozenset(c.values)
+
+
 def collect_secrets(project: Any) -> set[str]:
     """Every secret-looking value in the project (see the module docstring)."""
     c = _Collector()
@@ -410,6 +422,10 @@ def collect_secrets(project: Any) -> set[str]:
                     getattr(block.attributes.get("sensitive"), "expr", None)) is True:
                 c.sensitive_vars.add(str(block.labels[0]))
     for pf in files:
+        own = getattr(pf, "secrets", None)
+        if own is not None:      # found at parse time (file_secrets), cached with the parse result
+            c.values |= own
+            continue
         for doc in getattr(pf, "documents", ()) or ():
             c.data(doc.data)
         hcl = getattr(pf, "hcl", None)

@@ -81,6 +81,13 @@ def parse_bytes(data: bytes, path: str, kind: FileKind, *, max_depth: int = 500)
         _parse_yaml(text, result, max_depth)
     else:
         _parse_json(text, result, max_depth)
+    if not path.endswith(".tfvars"):
+        from mlcost_lint.secrets import file_secrets
+
+        try:
+            result.secrets = file_secrets(result)
+        except RecursionError:   # left to collect_secrets, which walks the file as before
+            result.secrets = None
     return result
 
 

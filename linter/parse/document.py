@@ -106,3 +106,7 @@ class ParsedFile:
     suppressions: list[Suppression] = field(default_factory=list)
     comment_lines: frozenset[int] = frozenset()  # lines holding only a comment
     skipped_reason: str | None = None   # e.g. "Helm template"; not ours, no finding
+    # This file's secret-looking values on their own (mlcost_lint.secrets.
+    # file_secrets), found where the file is parsed (in parallel, cached);
+    # None: not collected here (.tfvars, whose values depend on other files).
+    secrets: frozenset[str] | None = None
