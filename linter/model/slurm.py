@@ -284,7 +284,7 @@ def build_slurm_job(script: SlurmScript, path: str) -> Workload:
     leading = len(text) - len(text.lstrip("\n"))
     origin = Location(path, 0 if "\n" in text.strip("\n") else 1 + leading, 1)
     container = Container(document, _CONTAINER, name="script", env=exported_vars(text, path),
-                          script=(text, origin))
+                          script=(text, origin, ("script", 0), 1))
     if gpus is not None:
         container.limits[GPU_RESOURCE] = gpus
     template = PodTemplate(document, _TEMPLATE, spec_path=_TEMPLATE + ("spec",), replicas=nodes,

@@ -34,30 +34,30 @@ EXPECTED = {
          "set log_level: warning (or info)"),
     ],
     "skypilot": [
-        ("MLC301", "positive/skypilot/task.yaml", 13, 1,
+        ("MLC301", "positive/skypilot/task.yaml", 13, 5,
          "launch line torchrun finetune.py (Trainer arguments) saves a checkpoint every 10 steps and never deletes "
          "one: save_total_limit is not set; set save_total_limit (e.g. 2)"),
-        ("MLC302", "positive/skypilot/task.yaml", 13, 1,
+        ("MLC302", "positive/skypilot/task.yaml", 13, 27,
          "launch line torchrun finetune.py (Trainer arguments) saves a checkpoint every 10 steps, below "
          "min-checkpoint-interval-steps 100: every save stalls the GPUs; raise save_steps to 100 or more"),
     ],
     "slurm-bare": [
-        ("MLC301", "positive/slurm-bare/sft.sbatch", 19, 1,
+        ("MLC301", "positive/slurm-bare/sft.sbatch", 19, 5,
          "launch line srun torchrun train_sft.py (Trainer arguments) saves a checkpoint every 20 steps and never "
          "deletes one: save_total_limit is not set; set save_total_limit (e.g. 2)"),
-        ("MLC302", "positive/slurm-bare/sft.sbatch", 19, 1,
+        ("MLC302", "positive/slurm-bare/sft.sbatch", 19, 5,
          "launch line srun torchrun train_sft.py (Trainer arguments) saves a checkpoint every 20 steps, below "
          "min-checkpoint-interval-steps 100: every save stalls the GPUs; raise save_steps to 100 or more"),
-        ("MLC601", "positive/slurm-bare/sft.sbatch", 21, 1,
+        ("MLC601", "positive/slurm-bare/sft.sbatch", 21, 5,
          "launch line srun torchrun train_sft.py (Trainer arguments) trains in full fp32 on GPU (run by "
          f"slurm/positive/slurm-bare/sft.sbatch): bf16 and fp16 are false; {_FP32_FIX}"),
-        ("MLC402", "positive/slurm-bare/sft.sbatch", 22, 1,
+        ("MLC402", "positive/slurm-bare/sft.sbatch", 22, 5,
          "launch line srun torchrun train_sft.py (Trainer arguments) reports to every installed tracker "
          "(report_to: all); name the trackers you use (e.g. report_to: [wandb])"),
     ],
     "slurm-override": [
         # The line's --save_steps=25 replaces the file's 500: reported at the flag.
-        ("MLC302", "positive/slurm-override/launch.sbatch", 8, 1,
+        ("MLC302", "positive/slurm-override/launch.sbatch", 8, 5,
          "transformers config (with the flags of launch line accelerate launch sft.py) saves a checkpoint every "
          "25 steps, below min-checkpoint-interval-steps 100: every save stalls the GPUs; raise save_steps to 100 "
          "or more"),
