@@ -37,7 +37,7 @@ def _config_of(finding: "Finding", project: "Project") -> "TrainingConfig | None
     else the config whose document holds the finding's line."""
     kinds = {pf.path: pf.kind for pf in project.files}
     candidates = [c for c in project.training
-                  if c.embedded_in is None and c.path == finding.location.path
+                  if c.embedded_in is None and not c.launch_line and c.path == finding.location.path
                   and kinds.get(c.path) in _YAML and c.path.lower().endswith((".yaml", ".yml"))]
     by_address = [c for c in candidates if c.address == finding.address]
     if len(by_address) == 1:

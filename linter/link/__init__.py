@@ -71,6 +71,7 @@ def link_project(project: Project, settings: Settings) -> None:
     from mlcost_lint.link.configs import ConfigIndex, link_configs
     from mlcost_lint.link.data_paths import link_data_paths
     from mlcost_lint.link.launcher import link_launches
+    from mlcost_lint.link.line_args import link_line_settings
     from mlcost_lint.link.managed import link_managed
     from mlcost_lint.link.pools import link_pools
 
@@ -78,6 +79,7 @@ def link_project(project: Project, settings: Settings) -> None:
     steps = (
         ("configs", lambda: link_configs(project, index)),
         ("launches", lambda: link_launches(project, index)),
+        ("launch-line settings", lambda: link_line_settings(project, index)),
         ("pools", lambda: link_pools(project)),
         ("data paths", lambda: link_data_paths(project, settings)),
         ("managed jobs", lambda: link_managed(project, settings)),

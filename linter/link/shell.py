@@ -89,12 +89,14 @@ class Program:
     assignments: list[Assignment] = field(default_factory=list)
 
 
-def split_script(text: str, starts: list[int] | None = None) -> tuple[list[str | None], bool]:
+def split_script(text: str, starts: list[int] | None = None,
+                 columns: list[int] | None = None) -> tuple[list[str | None], bool]:
     """Split a shell script into words; ``None`` marks a command boundary and
     the string "&" a background boundary. Returns (tokens, ok); ok is False
     when quotes are unbalanced (the words found so far are still returned).
     When ``starts`` is given, the 0-based line each token starts on is
-    appended to it (one entry per token)."""
+    appended to it (one entry per token); ``columns`` likewise gets the
+    0-based column each token starts at on its line."""
     tokens: list[str | None] = []
     word: list[str] = []
     in_word = False
@@ -108,12 +110,20 @@ def split_script(text: str, starts: list[int] | None = None) -> tuple[list[str |
             tokens.append("".join(word))
             if starts is not None:
                 starts.append(bisect.bisect_left(newlines, word_start))
+                if columns is not None:
+                    columns.append(_column(word_start))
         word, in_word = [], False
+
+    def _column(at: int) -> int:
+        k = bisect.bisect_left(newlines, at)
+        return at - (newlines[k - 1] + 1 if k else 0)
 
     def boundary(token: str | None) -> None:
         tokens.append(token)
         if starts is not None:
             starts.append(bisect.bisect_left(newlines, i))
+            if columns is not None:
+                columns.append(_column(i))
 
     while i < n:
         ch = text[i]
@@ -268,9 +278,10 @@ def _commands_from_words(words: list[Word], depth: int, program: Program) -> Non
 
 
 def _commands_from_script(text: str, source: tuple[str, int], origin: Location | None, depth: int,
-                          program: Program) -> None:
+                          program: Program, column: int | None = None) -> None:
     starts: list[int] = []
-    tokens, _ok = split_script(text, starts)
+    columns: list[int] = []
+    tokens, _ok = split_script(text, starts, columns)
     current: list[Word] = []
     loop_depth = 0
     # A multi-line script in a YAML literal block starts on the line after its key.
@@ -297,14 +308,16 @@ def _commands_from_script(text: str, source: tuple[str, int], origin: Location |
             _add(current, background, loop_depth > 0, depth, program)
         current = []
 
-    for token, line in zip(tokens, starts):
+    for token, line, col in zip(tokens, starts, columns):
         if token is None:
             end(False)
         elif token == "&":
             end(True)
         else:
             where = origin
-            if origin is not None and multi_line:
+            if origin is not None and column:
+                where = Location(origin.path, origin.line + 1 + line if multi_line else origin.line, column + col)
+            elif origin is not None and multi_line:
                 where = Location(origin.path, origin.line + 1 + line, 1)
             current.append(Word(token, source, True, where))
     end(False)
@@ -384,11 +397,16 @@ def program_of(container: Container) -> Program:
     return program
 
 
-def program_of_script(text: str, origin: Location, source: tuple[str, int] = ("script", 0)) -> Program:
+def program_of_script(text: str, origin: Location, source: tuple[str, int] = ("script", 0),
+                      column: int | None = None) -> Program:
     """The simple commands of a shell script read from the scan (a ConfigMap
-    key, a RayJob entrypoint); its words are located at ``origin``."""
+    key, a RayJob entrypoint); its words are located at ``origin``: on the
+    lines after it for a multi-line script. ``column`` is the file column
+    the script's lines start at (a literal block's content indentation + 1,
+    1 for a whole file); with it every word gets its own column, without it
+    the words of a multi-line script are at column 1."""
     program = Program()
-    _commands_from_script(text, source, origin, 0, program)
+    _commands_from_script(text, source, origin, 0, program, column)
     return program
 
 

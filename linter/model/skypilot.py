@@ -347,14 +347,24 @@ def read_skypilot(doc: Document) -> Workload:
         envs.setdefault("SKYPILOT_NUM_NODES", EnvVar("SKYPILOT_NUM_NODES", str(nodes), job.header))
     run = data.get("run") if isinstance(data.get("run"), str) else ""
     run_at = doc.location(("run",)) if run else None
+    # Where a literal block's text starts (line, column): words and exports
+    # inside it are located at their own column. Other scalars: column 1.
+    block = doc.blocks.get(("run",)) if run else None
     if run:
         for var in exported_vars(run, doc.path).values():     # export NCCL_DEBUG=INFO in the run block
             line = run_at.line + var.location.line if "\n" in run.strip("\n") else run_at.line
-            # Column 1, as the run block's shell words: the block's indentation is not kept.
-            envs[var.name] = EnvVar(var.name, var.value, Location(doc.path, line, 1))
+            column = 1
+            if block is not None:
+                line, column = block[0] + var.location.line - 1, block[1] + var.location.column - 1
+            envs[var.name] = EnvVar(var.name, var.value, Location(doc.path, line, column))
     workload = build_workload(job, JobShape(env=envs, command_at=run_at))
     container = workload.templates[0].containers[0]
-    if run:
+    if run and block is not None:
+        # The words are located from the block's first content line.
+        multi = "\n" in run.strip("\n")
+        start = Location(run_at.path, block[0] - 1 if multi else block[0] + len(run) - len(run.lstrip("\n")), 1)
+        container.script = (run if multi else run.strip("\n"), start, ("script", 0), block[1])
+    elif run:
         if "\n" not in run.strip("\n") and run.endswith("\n"):
             # A one-line block scalar (run: |): its text is on the next line.
             run_at = Location(run_at.path, run_at.line + 1, 1)

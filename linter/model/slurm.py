@@ -164,8 +164,8 @@ def _gpus(script: SlurmScript, nodes: Maybe[int], tasks: Maybe[int]
 def exported_vars(text: str, path: str) -> dict[str, EnvVar]:
     """Variables the script exports outside any if/loop/case/function body:
     ``export NAME=value``, ``declare -x NAME=value`` and ``NAME=value`` then
-    ``export NAME``. A value holding an expansion is unknown. (``set -a``,
-    which exports every later assignment, is not modelled.)"""
+    ``export NAME``, and every assignment between ``set -a`` (``set -o
+    allexport``) and ``set +a``. A value holding an expansion is unknown."""
     starts: list[int] = []
     tokens, _ok = split_script(text, starts)
     lines = text.split("\n")
@@ -173,6 +173,7 @@ def exported_vars(text: str, path: str) -> dict[str, EnvVar]:
     assigned: dict[str, tuple[str | None, int]] = {}
     out: dict[str, EnvVar] = {}
     command: list[tuple[str, int]] = []
+    allexport = False
 
     def located(name: str, line: int) -> Location:
         raw = lines[line] if 0 <= line < len(lines) else ""
@@ -183,7 +184,7 @@ def exported_vars(text: str, path: str) -> dict[str, EnvVar]:
         return None if ("$" in raw or "`" in raw) else raw
 
     def end() -> None:
-        nonlocal depth, command
+        nonlocal depth, command, allexport
         words = command
         command = []
         while words:
@@ -205,6 +206,9 @@ def exported_vars(text: str, path: str) -> dict[str, EnvVar]:
                 depth = max(depth - 1, 0)
             return
         if depth:
+            return
+        if first == "set":
+            allexport = _allexport(words[1:], allexport)
             return
         exporting = first == "export" or (first in ("declare", "typeset") and
                                           any(w.startswith("-") and "x" in w for w, _ in words[1:]))
@@ -231,7 +235,7 @@ def exported_vars(text: str, path: str) -> dict[str, EnvVar]:
             if not eq or not _NAME.match(name):
                 break
             assigned[name] = (value_of(raw), line)
-            if name in out:
+            if name in out or allexport:
                 out[name] = EnvVar(name, assigned[name][0] if assigned[name][0] is not None else UNKNOWN,
                                    located(name, line))
 
@@ -242,6 +246,25 @@ def exported_vars(text: str, path: str) -> dict[str, EnvVar]:
             command.append((token, line))
     end()
     return out
+
+
+def _allexport(words: list[tuple[str, int]], current: bool) -> bool:
+    """``set`` options: ``-a``/``-o allexport`` turn export-all on, ``+a``/
+    ``+o allexport`` off (combined flags such as ``-euxa`` count)."""
+    i = 0
+    while i < len(words):
+        word = words[i][0]
+        if word in ("-o", "+o") and i + 1 < len(words):
+            if words[i + 1][0] == "allexport":
+                current = word == "-o"
+            i += 2
+            continue
+        if len(word) > 1 and word[0] in "-+" and word[1:].isalpha() and "a" in word[1:]:
+            current = word[0] == "-"
+        elif word == "--" or not word.startswith(("-", "+")):
+            break
+        i += 1
+    return current
 
 
 def _directive(opt: SbatchOption | None, path: str) -> Directive | None:
@@ -284,7 +307,7 @@ def build_slurm_job(script: SlurmScript, path: str) -> Workload:
     leading = len(text) - len(text.lstrip("\n"))
     origin = Location(path, 0 if "\n" in text.strip("\n") else 1 + leading, 1)
     container = Container(document, _CONTAINER, name="script", env=exported_vars(text, path),
-                          script=(text, origin))
+                          script=(text, origin, ("script", 0), 1))
     if gpus is not None:
         container.limits[GPU_RESOURCE] = gpus
     template = PodTemplate(document, _TEMPLATE, spec_path=_TEMPLATE + ("spec",), replicas=nodes,

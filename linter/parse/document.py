@@ -44,6 +44,11 @@ class Document:
     positions: dict[KeyPath, tuple[int, int]] = field(default_factory=dict)
     start_line: int = 1
     end_line: int = 1
+    # Literal block scalars (``run: |``) that are mapping values: key path ->
+    # (line, column) of the first character of their content, so positions
+    # inside the text map back to the file (indentation indicators and CRLF
+    # included). Empty for JSON and for documents built by hand.
+    blocks: dict[KeyPath, tuple[int, int]] = field(default_factory=dict)
 
     def position(self, key_path: KeyPath) -> tuple[int, int] | None:
         return self.positions.get(tuple(key_path))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import yaml
@@ -38,11 +39,21 @@ class DocumentError(Exception):
         self.column = column
 
 
+# What YAML counts as a line break (PyYAML and libyaml alike).
+_LINE_BREAKS = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+# A literal block header: "|", "|2", "|-", "|+2", "|2-", then an optional comment.
+_BLOCK_HEADER = re.compile(r"\|([1-9]?)[+-]?([1-9]?)\s*(?:#.*)?$")
+
+
 class _Converter:
     """Node graph -> (data, positions), with depth and size bounds."""
 
-    def __init__(self, path: str, max_depth: int, max_nodes: int, record: bool = True) -> None:
+    def __init__(self, path: str, max_depth: int, max_nodes: int, record: bool = True,
+                 text: str = "") -> None:
         self.path = path
+        self.text = text
+        self._lines: list[str] | None = None
+        self.blocks: dict[KeyPath, tuple[int, int]] = {}
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.record = record
@@ -127,6 +138,10 @@ class _Converter:
                 k = str(k)
             if self.record:
                 self.positions[path + (k,)] = self._mark(key_node)
+                if isinstance(value_node, yaml.ScalarNode) and value_node.style == "|" and self.text:
+                    block = self._block_start(key_node, value_node)
+                    if block is not None:
+                        self.blocks[path + (k,)] = block
             out[k] = self._convert(value_node, path + (k,), depth + 1)
         for merge_node in merges:  # YAML merge keys: explicit keys win
             sources = merge_node.value if isinstance(merge_node, yaml.SequenceNode) else [merge_node]
@@ -136,6 +151,33 @@ class _Converter:
                     for k, v in value.items():
                         out.setdefault(k, v)
         return out
+
+    def _block_start(self, key_node: yaml.Node, node: yaml.ScalarNode) -> tuple[int, int] | None:
+        """(line, column) where a literal block's content starts: the line
+        after its header, at the indentation the indicator gives (the key's
+        mapping indentation + N for ``|N``) or, without one, the first
+        non-empty line's."""
+        if self._lines is None:
+            self._lines = _LINE_BREAKS.split(self.text)
+        lines = self._lines
+        head = node.start_mark.line
+        if head >= len(lines):
+            return None
+        m = _BLOCK_HEADER.search(lines[head], node.start_mark.column)
+        if m is None:
+            return None
+        digit = m.group(1) or m.group(2)
+        if digit:
+            indent = key_node.start_mark.column + int(digit)
+        else:
+            indent = None
+            for line in lines[head + 1:node.end_mark.line + 1]:
+                if line.strip(" "):
+                    indent = len(line) - len(line.lstrip(" "))
+                    break
+            if indent is None or indent <= key_node.start_mark.column:
+                return None         # an empty block: the next line is the parent's
+        return head + 2, indent + 1
 
     def _scalar_value(self, node: yaml.ScalarNode) -> Any:
         tag = node.tag or ""
@@ -196,7 +238,7 @@ def parse_yaml(text: str, path: str, *, max_depth: int = 500, max_nodes: int = 2
             node = loader.get_node()
             if node is None:
                 continue
-            conv = _Converter(path, max_depth, max_nodes)
+            conv = _Converter(path, max_depth, max_nodes, text=text)
             try:
                 data = conv.convert(node)
             except RecursionError:
@@ -204,7 +246,7 @@ def parse_yaml(text: str, path: str, *, max_depth: int = 500, max_nodes: int = 2
                 raise DocumentError("nesting too deep to read", line, col) from None
             docs.append(Document(
                 path=path, index=index, data=data, positions=conv.positions,
-                start_line=node.start_mark.line + 1, end_line=node.end_mark.line + 1,
+                start_line=node.start_mark.line + 1, end_line=node.end_mark.line + 1, blocks=conv.blocks,
             ))
             index += 1
     except yaml.YAMLError as exc:

@@ -114,7 +114,7 @@ def script_spot_findings(rule: Any, project: Any) -> Iterator[Any]:
     """MLC207 for a job that states GPUs per node and runs a shell script (a
     SkyPilot run block) with no linked training config: spot capacity while
     the run line saves no checkpoints or writes them to the instance's own disk."""
-    linked = {id(link.container) for link in project.links.configs}
+    linked = {id(link.container) for link in project.links.configs if not link.config.launch_line}
     for workload, job in managed_jobs(project):
         if job.spot is not True or job.gpus_written is None:
             continue
@@ -142,7 +142,7 @@ def batch_script_spot_findings(rule: Any, project: Any) -> Iterator[Any]:
     from mlcost_lint.link import capacity_of
     from mlcost_lint.model.capacity import SPOT
 
-    linked = {id(link.container) for link in project.links.configs}
+    linked = {id(link.container) for link in project.links.configs if not link.config.launch_line}
     for workload in project.kubernetes.workloads:
         if workload.batch is None:
             continue

@@ -66,8 +66,8 @@ class SpotWithoutCheckpointing(Rule):
         seen: set[tuple[int, int]] = set()
         for link in project.links.configs:
             key = (id(link.template), id(link.config))
-            if key in seen:
-                continue
+            if key in seen or link.config.launch_line:
+                continue        # a launch line's own flags: judged by the script forms above
             capacity = capacity_of(project, link.template)
             if capacity.kind != SPOT:
                 continue

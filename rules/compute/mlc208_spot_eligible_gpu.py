@@ -82,8 +82,8 @@ class SpotEligibleGpu(Rule):
         seen: set[int] = {id(t) for f in reported for t in _templates_of(project, f.address)}
         for link in project.links.configs:
             template = link.template
-            if id(template) in seen:
-                continue
+            if id(template) in seen or link.config.launch_line:
+                continue        # a launch line's own flags: no config file to move to spot
             gpus = template.gpu_count()
             if gpus is UNKNOWN or gpus <= 0:
                 continue

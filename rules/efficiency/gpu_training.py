@@ -226,6 +226,8 @@ def _index(project: "Project") -> _ConfigIndex:
         return index
     index = _ConfigIndex(stamp)
     for config in project.training:
+        if config.launch_line:
+            continue        # Trainer arguments on a launch line: no file to name
         if config.embedded_in is None:
             path = _norm(config.path)
             index.norm_path[id(config)] = path
@@ -369,6 +371,10 @@ def config_subject(config: "TrainingConfig", framework: object = None) -> str:
     ConfigMap key when it is embedded. Never the file path: the finding's
     location already says it (rules.md: a message does not repeat its path)."""
     name = getattr(framework or config.framework, "value", framework or config.framework)
+    if config.launch_line:
+        return f"launch line {config.launch_line} (Trainer arguments)"
+    if config.overridden_by:
+        return f"{name} config (with the flags of launch line {config.overridden_by})"
     if config.embedded_in:
         return f"{name} config in {config.embedded_in} key {config.embedded_key}"
     return f"{name} config"

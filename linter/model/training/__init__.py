@@ -113,11 +113,19 @@ class TrainingConfig:
     # ``defaults:`` list (its absent keys come from other files, so no
     # framework default is applied). "" otherwise.
     flavour: str = ""
+    # Trainer arguments written on a launch line, not in a file
+    # (:mod:`mlcost_lint.link.line_args`): the line as messages name it
+    # ("torchrun train.py"); the document holds the flags, located on the line.
+    launch_line: str = ""
+    # A file config whose values the flags of this launch line override.
+    overridden_by: str = ""
 
     @property
     def address(self) -> str:
         if self.embedded_in:
             return f"{self.embedded_in}[{self.embedded_key}]"
+        if self.launch_line:
+            return f"{self.framework.value}:{self.path}:{self.document.start_line}"
         return f"{self.framework.value}:{self.path}"
 
     @property
