@@ -200,10 +200,20 @@ def bench_scale(files: int, args: argparse.Namespace, include_checkov: bool) -> 
         p.write_bytes(data)
 
     small = sorted(repo.glob("configs/*/*/accelerate.yaml"))[0].relative_to(repo)
-    run("hook", f"(e) pre-commit: one file ({small}), project context, warm cache",
+    small_original = (repo / small).read_bytes()
+
+    def change_small(i: int) -> None:
+        # pre-commit runs on a file that was just changed: new content each run,
+        # so neither the parse cache nor the run cache has it.
+        (repo / small).write_bytes(small_original + f"\n# bench hook {i}\n".encode())
+
+    run("hook", f"(e) pre-commit: one changed file ({small}), project context, warm cache",
+        [*tool, str(small), "--cache-dir", str(cache), *common], r, before=change_small)
+    run("hook-alone", "(e') one changed file, --no-project-context --no-cache",
+        [*tool, str(small), "--no-project-context", "--no-cache", *common], r, before=change_small)
+    run("hook-warm", "(e'') the same file unchanged, project context (a re-run: the run cache)",
         [*tool, str(small), "--cache-dir", str(cache), *common], r)
-    run("hook-alone", "(e') one file, --no-project-context --no-cache",
-        [*tool, str(small), "--no-project-context", "--no-cache", *common], r)
+    (repo / small).write_bytes(small_original)
     run("version", "mlcost-lint --version", [*tool, "--version"], r)
     if include_checkov and args.checkov:
         out = args.work / "checkov-out"
