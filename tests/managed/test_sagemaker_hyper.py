@@ -126,3 +126,20 @@ def test_cli_json():
     assert found == [MLC202_OOM, MLC201_SMALL]
     costs = {f["code"]: f.get("cost") for f in json.loads(result.out)["findings"]}
     assert costs["MLC201"]["amount_usd"] == 8.29 and costs["MLC202"] is None
+
+
+def test_plan_json_hyper_parameters(tmp_path):
+    """The same map in `terraform show -json` output (the plan fixture with
+    hyper_parameters added to its planned values) links the same config."""
+    plan = json.loads((BASE / "sagemaker_plan" / "tfplan.json").read_text())
+    [values] = [r["values"] for r in plan["planned_values"]["root_module"]["resources"]
+                if r["type"] == "aws_sagemaker_training_job"]
+    values["hyper_parameters"] = {"model_name_or_path": '"distilbert-base-uncased"', "fp16": "true"}
+    (tmp_path / "tfplan.json").write_text(json.dumps(plan, indent=2))
+    result = lint_dir(tmp_path, cwd=tmp_path)
+    [finding] = [f for f in result.findings if f.code in ("MLC201", "MLC202")]
+    assert (finding.code, finding.location.line) == ("MLC201", 30)
+    assert finding.message.startswith(
+        "SageMaker training job aws_sagemaker_training_job.llm_sft trains distilbert-base-uncased on 8 x A100-40 GPUs "
+        "of p4d.24xlarge (40 GiB each; GPU type from SageMaker training job aws_sagemaker_training_job.llm_sft "
+        "instance type ml.p4d.24xlarge): the memory estimate (66M params")
