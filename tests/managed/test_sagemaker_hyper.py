@@ -143,3 +143,14 @@ def test_plan_json_hyper_parameters(tmp_path):
         "SageMaker training job aws_sagemaker_training_job.llm_sft trains distilbert-base-uncased on 8 x A100-40 GPUs "
         "of p4d.24xlarge (40 GiB each; GPU type from SageMaker training job aws_sagemaker_training_job.llm_sft "
         "instance type ml.p4d.24xlarge): the memory estimate (66M params")
+
+
+def test_use_cpu_flag_is_mlc201b():
+    result = run_cli("sagemaker/hyper_use_cpu", "--format", "json", "--select", "MLC201", "--no-cache", cwd=BASE)
+    assert result.code == 1, result.err
+    found = [(f["code"], f["path"], f["line"], f["message"]) for f in json.loads(result.out)["findings"]]
+    assert found == [(
+        "MLC201", "sagemaker/hyper_use_cpu/main.tf", 25,
+        "SageMaker training job aws_sagemaker_training_job.debug_run requests 1 x nvidia.com/gpu but runs on CPU "
+        "(use_cpu in the linked config, sagemaker/hyper_use_cpu/main.tf:17): the GPU stays idle; remove the GPU "
+        "request or the CPU setting")]
