@@ -118,3 +118,55 @@ def test_cli_json_and_verbose():
     verbose = run_cli("vertex_pipeline", "-v", "--no-cache", cwd=BASE)
     assert "file vertex_pipeline/negative/spot-checkpointed-pipeline.yaml: Vertex AI custom job " \
            "spot-training/resnet-train" in verbose.err + verbose.out
+
+
+def test_malformed_specs_are_unknown_not_errors():
+    """Wrong types (a list or a map where a name goes, a number where the DAG
+    goes, a payload that is not JSON) never raise: what is still known (the
+    machine type, or the attached accelerators) gives the job; the same holds for a
+    plain CustomJobSpec (the grouping key of its pools)."""
+    import copy
+
+    from mlcost_lint.model.vertex import read_vertex
+    from mlcost_lint.model.vertex_pipeline import read_vertex_pipeline
+    from mlcost_lint.parse.document import Document
+
+    good = json.loads((CASES / "positive" / "component-job.json").read_text())
+
+    def doc(data):
+        return Document(path="p.json", index=0, data=data, positions={}, start_line=1, end_line=1)
+
+    bad_type = copy.deepcopy(good)
+    pools = bad_type["components"]["comp-pretrain"]["inputDefinitions"]["parameters"]["worker_pool_specs"]
+    for pool in pools["defaultValue"]:
+        pool["machine_spec"]["accelerator_type"] = ["NVIDIA_H100_80GB"]
+    bad_machine = copy.deepcopy(good)
+    pools = bad_machine["components"]["comp-pretrain"]["inputDefinitions"]["parameters"]["worker_pool_specs"]
+    for pool in pools["defaultValue"]:
+        pool["machine_spec"]["machine_type"] = {"x": 1}
+    bad_dag = copy.deepcopy(good)
+    bad_dag["root"]["dag"]["tasks"] = 7
+    bad_payload = json.loads((CASES / "positive" / "payload-wrapper.json").read_text())
+    bad_payload["pipelineSpec"]["deploymentSpec"]["executors"]["exec-trainer"]["container"]["args"][3] = "{not json"
+    [job] = read_vertex_pipeline(doc(bad_type))
+    assert (job.managed.instance_type, job.managed.instance_count) == ("a3-highgpu-8g", 2)
+    [job] = read_vertex_pipeline(doc(bad_machine))      # the attached accelerator is still known
+    assert (job.managed.instance_type, job.templates[0].gpu_count()) == (None, 8)
+    assert [read_vertex_pipeline(doc(d)) for d in (bad_dag, bad_payload)] == [[], []]
+    [plain] = read_vertex(doc({"workerPoolSpecs": [{"machineSpec": {"machineType": "a2-highgpu-1g",
+                                                                    "acceleratorType": ["NVIDIA_TESLA_A100"]}}]}))
+    assert plain.templates[0].gpu_count() == 1
+
+
+def test_custom_job_in_a_sub_dag():
+    """A task inside a condition / exit-handler component's own DAG is read too."""
+    from mlcost_lint.model.vertex_pipeline import read_vertex_pipeline
+    from mlcost_lint.parse.document import Document
+
+    data = json.loads((CASES / "positive" / "component-job.json").read_text())
+    task = data["root"]["dag"]["tasks"].pop("pretrain")
+    data["components"]["comp-condition-1"] = {"dag": {"tasks": {"pretrain": task}}}
+    data["root"]["dag"]["tasks"]["condition-1"] = {"componentRef": {"name": "comp-condition-1"}}
+    [workload] = read_vertex_pipeline(Document(path="p.json", index=0, data=data, positions={}, start_line=1,
+                                               end_line=1))
+    assert (workload.managed.name, workload.managed.instance_count) == ("llm-pretrain/pretrain", 2)
