@@ -16,7 +16,7 @@ from mlcost_lint.config import Settings
 from mlcost_lint.model.capacity import ON_DEMAND, SPOT, TemplateCapacity
 from mlcost_lint.model.core import UNKNOWN, Related
 from mlcost_lint.model.managed import ManagedJob, managed_jobs
-from mlcost_lint.model.project import DataPathLink, Placement, Project
+from mlcost_lint.model.project import ConfigLink, DataPathLink, Placement, Project
 
 
 def job_capacity(job: ManagedJob) -> TemplateCapacity:
@@ -62,6 +62,10 @@ def link_managed(project: Project, settings: Settings) -> None:
         for template in workload.templates:
             project.links.placements.append(_placement(workload, template, job))
         template = workload.templates[0] if workload.templates else None
+        if job.config is not None and template is not None and template.containers:
+            project.links.configs.append(ConfigLink(
+                workload, template, template.containers[0], job.config, job.config.location,
+                "hyper_parameters (passed to the entry point as flags)"))
         for data in job.data_paths:
             if not isinstance(data.uri, str):
                 continue

@@ -21,6 +21,7 @@ from mlcost_lint.model.project import Project
 from mlcost_lint.model.skypilot import read_skypilot, skypilot_task
 from mlcost_lint.model.terraform import is_plan_json
 from mlcost_lint.model.vertex import is_vertex_job, read_vertex
+from mlcost_lint.model.vertex_pipeline import is_vertex_pipeline, read_vertex_pipeline
 from mlcost_lint.parse.document import Document, FileKind, ParsedFile, ParseError
 
 _TERRAFORM_KINDS = (FileKind.TERRAFORM, FileKind.TERRAFORM_JSON, FileKind.TERRAFORM_VARS, FileKind.TERRAFORM_PLAN)
@@ -63,6 +64,10 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
                 _guarded(pf, doc.start_line, "Vertex AI custom job",
                          lambda doc=doc: project.kubernetes.workloads.extend(read_vertex(doc)))
                 continue
+            if is_vertex_pipeline(doc.data):
+                _guarded(pf, doc.start_line, "Vertex AI pipeline spec",
+                         lambda pf=pf, doc=doc: _add_vertex_pipeline(project, pf, doc))
+                continue
             sky, why = skypilot_task(doc.data)
             if sky:
                 _guarded(pf, doc.start_line, "SkyPilot task",
@@ -96,6 +101,15 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
         _resolve_managed(project, azureml_computes)
     project.terraform.resources.extend(pcluster)   # node pools Terraform rules do not know by type
     return project
+
+
+def _add_vertex_pipeline(project: Project, pf: ParsedFile, doc: Document) -> None:
+    jobs = read_vertex_pipeline(doc)
+    project.kubernetes.workloads.extend(jobs)
+    if not jobs:
+        project.not_read.setdefault(pf.path, []).append(
+            "a compiled pipeline spec with no custom job whose worker_pool_specs are literal and name accelerators "
+            "(pipeline parameters are unknown)")
 
 
 def _build_terraform(project: Project, files: list[ParsedFile], settings: Settings,

@@ -93,6 +93,9 @@ class ManagedJob:
     # Where the per-node accelerator count is written, as written ("accelerators: A100:8"),
     # for services that state it per node (SkyPilot); None otherwise.
     gpus_written: Any = None
+    # A training config the service hands the job's script (SageMaker
+    # hyper_parameters): linked to the job's container like a config a command names.
+    config: Any = None
 
     @property
     def title(self) -> str:

@@ -8,7 +8,8 @@ and count (a ``ml.`` name resolves to its EC2 type through the catalogue),
 MLC204), ``checkpoint_config.s3_uri`` (what SageMaker syncs
 ``/opt/ml/checkpoints`` to, and restores on a spot restart),
 ``input_data_config`` S3 URIs and ``output_data_config.s3_output_path``,
-``environment`` (container env), the provider region. SageMaker enables EFA
+``environment`` (container env), the provider region; ``hyper_parameters``
+naming a model is a training config of the job (``sagemaker_hyper``). SageMaker enables EFA
 itself on instance types that support it.
 """
 
@@ -21,6 +22,7 @@ from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN, Location
 from mlcost_lint.model.kubernetes import EnvVar, Workload
 from mlcost_lint.model.managed import SAGEMAKER, DataPath, JobShape, ManagedJob, build_workload
+from mlcost_lint.model.sagemaker_hyper import hyper_parameters_config
 
 RESOURCE_TYPE = "aws_sagemaker_training_job"
 DEFAULT_MAX_RUNTIME = 86400     # CreateTrainingJob StoppingCondition.MaxRuntimeInSeconds default: 1 day
@@ -105,6 +107,7 @@ def sagemaker_job(resource: CloudResource) -> Workload | None:
         rdma_by_service=True,
         resource=resource,
     )
+    job.config = hyper_parameters_config(resource, job.title)
     env: dict[str, EnvVar] = {}
     environment = resource.attrs.get("environment")
     if isinstance(environment, dict):

@@ -180,7 +180,9 @@ def read_vertex(doc: Document) -> list[Workload]:
             continue                  # no accelerators (or not known to the catalogue): not GPU capacity
         path = base + ("workerPoolSpecs",) + ((index,) if index != () else ())
         replicas = count_value(pool.get("replicaCount"))
-        key = (machine.get("machineType"), machine.get("acceleratorType"), count)
+        # repr: a value of the wrong type (a list where a name goes) must still group, not raise.
+        key = tuple(v if isinstance(v, (str, int, float, type(None))) else repr(v)
+                    for v in (machine.get("machineType"), machine.get("acceleratorType"), count))
         groups.setdefault(key, []).append((path, pool, accelerator, 1 if replicas is None else replicas))
 
     out: list[Workload] = []

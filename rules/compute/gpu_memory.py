@@ -17,6 +17,7 @@ from typing import Any
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.model.kubernetes import Container, PodTemplate, Workload
 from mlcost_lint.model.project import ConfigLink, Project
+from mlcost_lint.model.sagemaker_hyper import SCRIPT_FLAGS
 from mlcost_lint.model.training import Setting, TrainingConfig
 
 MIXED = frozenset({"bf16", "fp16", "fp8", "mixed"})
@@ -65,6 +66,11 @@ class MemoryInputs:
     precisions: tuple[bool, ...]     # mixed_precision values still possible
     zero_stage: int | None
     fsdp: bool
+    # Features a script-flags config (SageMaker hyper_parameters) does not
+    # state: the script's own default decides, so they may be on. The
+    # estimate then is the largest (features off), fine for MLC201(c) and no
+    # ground for MLC202.
+    open_features: tuple[str, ...] = ()
 
 
 def memory_inputs(project: Project, container: Container) -> MemoryInputs | None:
@@ -92,13 +98,23 @@ def memory_inputs(project: Project, container: Container) -> MemoryInputs | None
     precision, _, _ = merged(links, "precision")
     if lora is UNKNOWN or load_bits is UNKNOWN or zero is UNKNOWN or fsdp is UNKNOWN:
         return None
+    open_features: tuple[str, ...] = ()
+    if any(link.config.flavour == SCRIPT_FLAGS for link in links):
+        def unstated(name: str) -> bool:
+            return merged(links, name)[1] is None
+
+        open_features = tuple(name for name, gap in (
+            ("LoRA", unstated("lora")),
+            ("sharding", unstated("zero_stage") and unstated("fsdp")),
+            ("load precision", bool(lora) and unstated("load_bits")),
+        ) if gap)
     if precision is UNKNOWN:
         precisions: tuple[bool, ...] = (True, False)
     else:
         precisions = (precision in MIXED,)
     return MemoryInputs(model_id, model_setting, model_config, params, bool(lora),
                         load_bits if isinstance(load_bits, int) else None, precisions,
-                        zero if isinstance(zero, int) else None, bool(fsdp))
+                        zero if isinstance(zero, int) else None, bool(fsdp), open_features)
 
 
 def estimate(inputs: MemoryInputs, ranks: int, pick: str):

@@ -66,8 +66,8 @@ class PredictedGpuOom(Rule):
                     if n is UNKNOWN or n == 0 or ranked_gpu_resource(container) is None:
                         continue
                     inputs = memory_inputs(project, container)
-                    if inputs is None:
-                        continue
+                    if inputs is None or inputs.open_features:
+                        continue     # a script's flags that leave LoRA/sharding to the script: no floor
                     ranks = 1
                     if sharded(inputs):
                         total = job_gpus(workload)
