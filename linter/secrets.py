@@ -399,10 +399,12 @@ def _literal(expr: Any) -> Any:
     return None
 
 
-def collect_secrets(project: Any) -> set[str]:
-    """Every secret-looking value in the project (see the module docstring)."""
+def collect_hcl_secrets(files: list) -> frozenset[str]:
+    """The secret-looking values of the files' HCL trees (``ParsedFile.hcl``):
+    literals under secret-looking names, sensitive variables' defaults and
+    the tfvars that set them. The model stage keeps this and releases the
+    trees (Project.hcl_secrets)."""
     c = _Collector()
-    files = list(getattr(project, "files", ()) or ())
     for pf in files:
         hcl = getattr(pf, "hcl", None)
         for block in getattr(hcl, "blocks", None) or []:
@@ -410,11 +412,21 @@ def collect_secrets(project: Any) -> set[str]:
                     getattr(block.attributes.get("sensitive"), "expr", None)) is True:
                 c.sensitive_vars.add(str(block.labels[0]))
     for pf in files:
-        for doc in getattr(pf, "documents", ()) or ():
-            c.data(doc.data)
         hcl = getattr(pf, "hcl", None)
         if hcl is not None:
             c.hcl_body(hcl, tfvars=pf.path.endswith(".tfvars"))
+    return frozenset(c.values)
+
+
+def collect_secrets(project: Any) -> set[str]:
+    """Every secret-looking value in the project (see the module docstring)."""
+    c = _Collector()
+    files = list(getattr(project, "files", ()) or ())
+    hcl_values = getattr(project, "hcl_secrets", None)
+    c.values |= hcl_values if hcl_values is not None else collect_hcl_secrets(files)
+    for pf in files:
+        for doc in getattr(pf, "documents", ()) or ():
+            c.data(doc.data)
     for config in getattr(project, "training", ()) or ():
         if getattr(config, "embedded_in", None):
             c.data(config.document.data)
