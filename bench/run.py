@@ -2,6 +2,7 @@
 
     python bench/run.py                      # 2,000 files (~14 MB), 3 runs each
     python bench/run.py --scales 1,2,4       # the scaling curve (1x, 2x, 4x the files)
+    python bench/run.py --copies 1,4         # the same tree copied into 1 and 4 folders (names repeat)
 
 See bench/README.md for what each row means. Every number is the median
 of --repeat runs of a fresh process; peak memory is sampled over the
@@ -151,10 +152,43 @@ def _touch_targets(repo: Path) -> list[Path]:
     return files[::100]
 
 
-def bench_scale(files: int, args: argparse.Namespace, include_checkov: bool) -> dict:
-    repo = args.work / f"repo-{files}"
-    n, size = generate(repo, files, args.seed)
-    cache = args.work / f"cache-{files}"
+def make_copies(src: Path, dest: Path, copies: int) -> tuple[int, int]:
+    """``copies`` copies of the tree ``src`` in ``dest/copy1`` .. ``dest/copyN``,
+    one ``.git`` at the top: the same bucket, module, node-group, workload and
+    Kubernetes object names and training-config paths repeat in every folder,
+    as in a monorepo that vendors copies of one platform. Returns (files, bytes)."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    n = total = 0
+    for i in range(1, copies + 1):
+        shutil.copytree(src, dest / f"copy{i}", ignore=shutil.ignore_patterns(".git"), symlinks=True)
+    for p in dest.rglob("*"):
+        if p.is_file() and not p.is_symlink():
+            n += 1
+            total += p.stat().st_size
+    (dest / ".git").mkdir()
+    return n, total
+
+
+def bench_scale(files: int, args: argparse.Namespace, include_checkov: bool, copies: int = 0) -> dict:
+    if args.tree is not None:
+        src, label = args.tree, f"tree-{args.tree.name}"
+    else:
+        src, label = args.work / f"repo-{files}", f"{files}"
+    if copies:
+        if args.tree is None:
+            generate(src, files, args.seed)
+        repo = args.work / f"repo-{label}-copies{copies}"
+        n, size = make_copies(src, repo, copies)
+        label = f"{label}-copies{copies}"
+    elif args.tree is not None:
+        repo = src
+        n = sum(1 for p in repo.rglob("*") if p.is_file())
+        size = sum(p.stat().st_size for p in repo.rglob("*") if p.is_file())
+    else:
+        repo = src
+        n, size = generate(repo, files, args.seed)
+    cache = args.work / f"cache-{label}"
     shutil.rmtree(cache, ignore_errors=True)
     tool = _tool()
     common = ["--exit-zero", *(["--ignore", args.ignore] if args.ignore else [])]
@@ -199,37 +233,60 @@ def bench_scale(files: int, args: argparse.Namespace, include_checkov: bool) -> 
     for p, data in originals.items():
         p.write_bytes(data)
 
-    small = sorted(repo.glob("configs/*/*/accelerate.yaml"))[0].relative_to(repo)
-    small_original = (repo / small).read_bytes()
+    small = sorted(repo.glob("**/configs/*/*/accelerate.yaml"))
+    if small:   # the generated shape; a --tree may have no such file
+        small = small[0].relative_to(repo)
+        small_original = (repo / small).read_bytes()
 
-    def change_small(i: int) -> None:
-        # pre-commit runs on a file that was just changed: new content each run,
-        # so neither the parse cache nor the run cache has it.
-        (repo / small).write_bytes(small_original + f"\n# bench hook {i}\n".encode())
+        def change_small(i: int) -> None:
+            # pre-commit runs on a file that was just changed: new content each run,
+            # so neither the parse cache nor the run cache has it.
+            (repo / small).write_bytes(small_original + f"\n# bench hook {i}\n".encode())
 
-    run("hook", f"(e) pre-commit: one changed file ({small}), project context, warm cache",
-        [*tool, str(small), "--cache-dir", str(cache), *common], r, before=change_small)
-    run("hook-alone", "(e') one changed file, --no-project-context --no-cache",
-        [*tool, str(small), "--no-project-context", "--no-cache", *common], r, before=change_small)
-    run("hook-warm", "(e'') the same file unchanged, project context (a re-run: the run cache)",
-        [*tool, str(small), "--cache-dir", str(cache), *common], r)
-    (repo / small).write_bytes(small_original)
+        run("hook", f"(e) pre-commit: one changed file ({small}), project context, warm cache",
+            [*tool, str(small), "--cache-dir", str(cache), *common], r, before=change_small)
+        run("hook-alone", "(e') one changed file, --no-project-context --no-cache",
+            [*tool, str(small), "--no-project-context", "--no-cache", *common], r, before=change_small)
+        run("hook-warm", "(e'') the same file unchanged, project context (a re-run: the run cache)",
+            [*tool, str(small), "--cache-dir", str(cache), *common], r)
+        (repo / small).write_bytes(small_original)
     run("version", "mlcost-lint --version", [*tool, "--version"], r)
     if include_checkov and args.checkov:
         out = args.work / "checkov-out"
         run("checkov", "(g) checkov -d . --framework terraform kubernetes",
             [args.checkov, "-d", ".", "--framework", "terraform", "kubernetes", "--quiet", "--compact",
              "-o", "json", "--output-file-path", str(out), "--skip-download"], 1, ok_codes=(0, 1))
-    return {"files": n, "bytes": size, "rows": [{"name": x.name, "what": x.what, "median_s": x.wall,
+    return {"files": n, "bytes": size, "copies": copies, "rows": [{"name": x.name, "what": x.what, "median_s": x.wall,
                                                   "median_cpu_s": x.cpu, "peak_mb": x.peak, "samples": [asdict(s) for s in x.samples]}
                                                  for x in rows]}
+
+
+def _label(res: dict) -> str:
+    copies = f"{res['copies']} copies, " if res.get("copies") else ""
+    return f"{copies}{res['files']} files, {res['bytes'] / 1e6:.0f} MB"
+
+
+def print_ratios(results: list[dict]) -> None:
+    """Each run's wall, CPU and peak memory as a multiple of the first
+    column's (with --copies 1,4: what 4 copies cost against one)."""
+    base = {row["name"]: row for row in results[0]["rows"]}
+    print(f"\nwall / CPU / peak MB as a multiple of the first column ({_label(results[0])})")
+    for res in results[1:]:
+        print(f"  {_label(res)} (input x{res['bytes'] / results[0]['bytes']:.2f})")
+        for row in res["rows"]:
+            b = base.get(row["name"])
+            if not b or not b["median_s"] or row["median_s"] is None:
+                continue
+            cpu = (f"{row['median_cpu_s'] / b['median_cpu_s']:.2f}" if b.get("median_cpu_s") and row.get("median_cpu_s")
+                   else "-")
+            peak = f"{row['peak_mb'] / b['peak_mb']:.2f}" if b.get("peak_mb") else "-"
+            print(f"    {row['name']:<10} wall x{row['median_s'] / b['median_s']:.2f}  cpu x{cpu}  peak x{peak}")
 
 
 def print_table(results: list[dict]) -> None:
     names = [row["name"] for row in results[0]["rows"]]
     print("\nmedian wall seconds (x floor) and peak MB of the process tree")
-    header = f"{'':<11}" + "".join(f"{str(r['files']) + ' files, ' + format(r['bytes'] / 1e6, '.0f') + ' MB':>30}"
-                                    for r in results)
+    header = f"{'':<11}" + "".join(f"{_label(r):>30}" for r in results)
     print(header)
     for name in names:
         line = f"{name:<11}"
@@ -267,6 +324,11 @@ def main() -> None:
     ap.add_argument("--repeat-scaled", type=int, default=None,
                     help="runs per measurement at scales other than 1 (default: --repeat)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--copies", default="",
+                    help="comma-separated copy counts (e.g. 1,4): the tree at --files (or --tree) copied N times "
+                         "into N folders, names repeated in each; replaces --scales")
+    ap.add_argument("--tree", type=Path, default=None,
+                    help="benchmark this existing tree instead of a generated one (with --copies: copies of it)")
     ap.add_argument("--jobs", type=int, default=None, help="pass --jobs to mlcost-lint (default: its default)")
     ap.add_argument("--serial", action="store_true", help="also time a cold --jobs 1 run")
     ap.add_argument("--ignore", default="", help="pass --ignore CODES to mlcost-lint (e.g. to isolate a slow rule)")
@@ -280,11 +342,20 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="raw results JSON (default bench/results/...)")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    scales = [int(s) for s in args.scales.split(",")]
-    results = [bench_scale(args.files * s, args, include_checkov=(i == 0 or args.checkov_all_scales))
-               for i, s in enumerate(scales)]
+    if args.copies:
+        copies = [int(c) for c in args.copies.split(",")]
+        results = [bench_scale(args.files, args, include_checkov=(i == 0 or args.checkov_all_scales), copies=c)
+                   for i, c in enumerate(copies)]
+        shape = f"{args.tree.name if args.tree else args.files}-copies{args.copies.replace(',', '-')}"
+    else:
+        scales = [int(s) for s in args.scales.split(",")]
+        results = [bench_scale(args.files * s, args, include_checkov=(i == 0 or args.checkov_all_scales))
+                   for i, s in enumerate(scales)]
+        shape = f"{args.tree.name if args.tree else args.files}x{args.scales.replace(',', '-')}"
     print_table(results)
-    out = args.out or HERE / "results" / f"{time.strftime('%Y%m%d-%H%M')}-{args.files}x{args.scales.replace(',', '-')}.json"
+    if len(results) > 1:
+        print_ratios(results)
+    out = args.out or HERE / "results" / f"{time.strftime('%Y%m%d-%H%M')}-{shape}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "platform": platform.platform(),
             "load_average_end": os.getloadavg(), "args": {k: str(v) for k, v in vars(args).items()}}

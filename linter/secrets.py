@@ -411,10 +411,12 @@ def file_secrets(pf: Any) -> frozenset[str]:
     return frozenset(c.values)
 
 
-def collect_secrets(project: Any) -> set[str]:
-    """Every secret-looking value in the project (see the module docstring)."""
+def collect_hcl_secrets(files: list) -> frozenset[str]:
+    """The secret-looking values of the files' HCL trees (``ParsedFile.hcl``)
+    not already found at parse time (``ParsedFile.secrets``): the tfvars
+    that set variables declared ``sensitive`` anywhere. The model stage
+    keeps this and releases the trees (Project.hcl_secrets)."""
     c = _Collector()
-    files = list(getattr(project, "files", ()) or ())
     for pf in files:
         hcl = getattr(pf, "hcl", None)
         for block in getattr(hcl, "blocks", None) or []:
@@ -422,15 +424,25 @@ def collect_secrets(project: Any) -> set[str]:
                     getattr(block.attributes.get("sensitive"), "expr", None)) is True:
                 c.sensitive_vars.add(str(block.labels[0]))
     for pf in files:
+        hcl = getattr(pf, "hcl", None)
+        if hcl is not None and getattr(pf, "secrets", None) is None:
+            c.hcl_body(hcl, tfvars=pf.path.endswith(".tfvars"))
+    return frozenset(c.values)
+
+
+def collect_secrets(project: Any) -> set[str]:
+    """Every secret-looking value in the project (see the module docstring)."""
+    c = _Collector()
+    files = list(getattr(project, "files", ()) or ())
+    hcl_values = getattr(project, "hcl_secrets", None)
+    c.values |= hcl_values if hcl_values is not None else collect_hcl_secrets(files)
+    for pf in files:
         own = getattr(pf, "secrets", None)
         if own is not None:      # found at parse time (file_secrets), cached with the parse result
             c.values |= own
             continue
         for doc in getattr(pf, "documents", ()) or ():
             c.data(doc.data)
-        hcl = getattr(pf, "hcl", None)
-        if hcl is not None:
-            c.hcl_body(hcl, tfvars=pf.path.endswith(".tfvars"))
     for config in getattr(project, "training", ()) or ():
         if getattr(config, "embedded_in", None):
             c.data(config.document.data)

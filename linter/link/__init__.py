@@ -75,20 +75,23 @@ def link_project(project: Project, settings: Settings) -> None:
     from mlcost_lint.link.managed import link_managed
     from mlcost_lint.link.pools import link_pools
 
-    index = ConfigIndex.build(project.training)
-    steps = (
-        ("configs", lambda: link_configs(project, index)),
-        ("launches", lambda: link_launches(project, index)),
-        ("launch-line settings", lambda: link_line_settings(project, index)),
-        ("pools", lambda: link_pools(project)),
-        ("data paths", lambda: link_data_paths(project, settings)),
-        ("managed jobs", lambda: link_managed(project, settings)),
-    )
-    for name, step in steps:
-        try:
-            step()
-        except Exception as exc:  # noqa: BLE001 - a linker bug must not stop the lint run
-            project.links.errors.append(f"link stage {name}: {type(exc).__name__}: {exc}")
+    from mlcost_lint.model.build import gc_paused
+
+    with gc_paused():   # the links live for the whole run: frozen, not re-walked by every collection
+        index = ConfigIndex.build(project.training)
+        steps = (
+            ("configs", lambda: link_configs(project, index)),
+            ("launches", lambda: link_launches(project, index)),
+                ("launch-line settings", lambda: link_line_settings(project, index)),
+            ("pools", lambda: link_pools(project)),
+            ("data paths", lambda: link_data_paths(project, settings)),
+            ("managed jobs", lambda: link_managed(project, settings)),
+        )
+        for name, step in steps:
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001 - a linker bug must not stop the lint run
+                project.links.errors.append(f"link stage {name}: {type(exc).__name__}: {exc}")
 
 
 def placement_of(project: Project, template: PodTemplate) -> Placement | None:

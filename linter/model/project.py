@@ -193,3 +193,7 @@ class Project:
     links: Links = field(default_factory=Links)
     # Why a document that looks like one of ours was not read (path -> reasons), for -v.
     not_read: dict[str, list[str]] = field(default_factory=dict)
+    # Secret-looking values of the files' HCL trees, collected before the
+    # model stage releases those trees (ParsedFile.hcl is None afterwards);
+    # mlcost_lint.secrets.collect_secrets reads them from here.
+    hcl_secrets: frozenset[str] | None = None

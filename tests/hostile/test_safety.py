@@ -157,6 +157,16 @@ def test_secret_values_are_collected_from_every_source(tmp_path: Path):
     assert collect_secrets(result.project) == SECRETS
 
 
+def test_hcl_trees_are_released_after_the_model_and_their_secrets_kept(tmp_path: Path):
+    """Issue 17, item 5: the model stage drops ParsedFile.hcl (the largest
+    thing a run held) after taking the HCL trees' secret values."""
+    result = lint_tree(_write(tmp_path, SECRET_PROJECT))
+    tf = [pf for pf in result.files if pf.path.endswith("main.tf")]
+    assert len(tf) == 1 and tf[0].hcl is None
+    assert result.project.hcl_secrets == frozenset({"ckpt-bucket-s3cr3t", "tagvalue-0123456789"})
+    assert "ckpt-bucket-s3cr3t" in result.secrets
+
+
 def test_findings_never_print_a_secret_in_any_format(tmp_path: Path):
     root = _write(tmp_path, SECRET_PROJECT)
     settings = Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root)
