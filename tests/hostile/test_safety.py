@@ -163,8 +163,21 @@ def test_hcl_trees_are_released_after_the_model_and_their_secrets_kept(tmp_path:
     result = lint_tree(_write(tmp_path, SECRET_PROJECT))
     tf = [pf for pf in result.files if pf.path.endswith("main.tf")]
     assert len(tf) == 1 and tf[0].hcl is None
-    assert result.project.hcl_secrets == frozenset({"ckpt-bucket-s3cr3t", "tagvalue-0123456789"})
-    assert "ckpt-bucket-s3cr3t" in result.secrets
+    # A .tf file's own secrets were found where it was parsed (ParsedFile.secrets);
+    # the released trees left nothing else (no .tfvars here).
+    assert tf[0].secrets == frozenset({"ckpt-bucket-s3cr3t", "tagvalue-0123456789"})
+    assert result.project.hcl_secrets == frozenset()
+    assert {"ckpt-bucket-s3cr3t", "tagvalue-0123456789"} <= result.secrets
+
+
+def test_a_tfvars_value_of_a_sensitive_variable_survives_the_released_trees(tmp_path: Path):
+    result = lint_tree(_write(tmp_path, {
+        "infra/variables.tf": 'variable "db_pw" {\n  type      = string\n  sensitive = true\n}\n',
+        "infra/prod.tfvars": 'db_pw = "Zq8-tfvars-only-value"\n',
+    }))
+    assert all(pf.hcl is None for pf in result.files)
+    assert result.project.hcl_secrets == frozenset({"Zq8-tfvars-only-value"})
+    assert "Zq8-tfvars-only-value" in result.secrets
 
 
 def test_findings_never_print_a_secret_in_any_format(tmp_path: Path):
