@@ -171,3 +171,26 @@ def test_parallel_parse_equals_serial_and_workers_fill_the_cache(tmp_path: Path,
     entry.write_bytes(b"garbage")
     assert parse_all(files, settings, LintOptions(jobs=1, cache_dir=tmp_path / "c")) == serial
     assert entry.read_bytes() != b"garbage"
+
+
+def test_every_kind_of_parse_result_loads_from_the_cache(tmp_path: Path, monkeypatch):
+    """The unpickler's allow-list covers every parse result: a Slurm script's
+    (parse.slurm) was missing once, so Slurm files were a silent miss on
+    every run."""
+    from mlcost_lint.parse import parse_bytes
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    cache = _cache(tmp_path)
+    samples = {
+        FileKind.SLURM: ("job.sbatch", b"#!/bin/bash\n#SBATCH --gres=gpu:8\n#SBATCH --time=1:00:00\ntorchrun train.py\n"),
+        FileKind.TERRAFORM: ("main.tf", b'resource "aws_instance" "a" {\n  instance_type = "p4d.24xlarge"\n}\n'),
+        FileKind.YAML: ("job.yaml", b"kind: Pod\napiVersion: v1\n"),
+        FileKind.JSON: ("c.json", b'{"bf16": true}\n'),
+    }
+    for kind, (name, data) in samples.items():
+        parsed = parse_bytes(data, name, kind)
+        key = cache.key(data, name, kind.value)
+        cache.put(key, parsed)
+        loaded = cache.get(key)
+        assert isinstance(loaded, ParsedFile), kind
+        assert loaded == parsed, kind
