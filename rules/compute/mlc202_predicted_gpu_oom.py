@@ -23,6 +23,9 @@ class PredictedGpuOom(Rule):
     The GPU type comes from the linked node group/pool or the node-selector
     labels; unknown models, GPU types or settings never fire. Sharding is
     divided over every GPU the job requests, the most it could be spread over.
+    A config made of a script's command-line flags (SageMaker
+    `hyper_parameters`) fires only when it states LoRA and sharding: a flag
+    it does not pass has the script's own default, which may be LoRA.
 
     ## Why is this expensive
     The job starts, loads the model, runs out of memory on the first step and
