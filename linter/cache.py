@@ -89,13 +89,16 @@ class CacheUnavailable(Exception):
 # -- loading without running code ---------------------------------------------
 
 # The modules whose plain data classes (dataclasses and enums defined there)
-# an entry may hold: parse results, and the run cache's findings, prices,
+# an entry may hold: parse results, evaluated Terraform roots
+# (model.terraform.root_cache), and the run cache's findings, prices,
 # fixes and read-as lines (mlcost_lint.run_cache). Imported on first use.
 _DATA_MODULES = frozenset({
     "mlcost_lint.parse.document", "mlcost_lint.parse.hcl", "mlcost_lint.parse.slurm", "mlcost_lint.model.core",
     "mlcost_lint.rule", "mlcost_lint.pricing", "mlcost_lint.fix", "mlcost_lint.model.read_as",
-    "mlcost_lint.run_cache",
+    "mlcost_lint.run_cache", "mlcost_lint.model.cloud", "mlcost_lint.model.terraform.root_cache",
 })
+# Module-level singletons an entry may name (evaluated Terraform values hold UNKNOWN).
+_SINGLETONS = frozenset({("mlcost_lint.model.core", "UNKNOWN")})
 
 
 @functools.lru_cache(maxsize=None)
@@ -105,14 +108,16 @@ def _data_class(module: str, name: str) -> type | None:
     if module not in _DATA_MODULES or name.startswith("_") or "." in name:
         return None
     obj = vars(importlib.import_module(module)).get(name)
+    if (module, name) in _SINGLETONS:
+        return obj
     if isinstance(obj, type) and obj.__module__ == module and (dataclasses.is_dataclass(obj) or issubclass(obj, Enum)):
         return obj
     return None
 
 
 class _ParseResultUnpickler(pickle.Unpickler):
-    """Resolves only this package's plain data classes: a pickle that names
-    anything else (``os.system``, ``builtins.eval``, a class with side
+    """Resolves only this package's plain data classes (and the UNKNOWN
+    value, which is not callable): a pickle that names anything else (``os.system``, ``builtins.eval``, a class with side
     effects, a dotted attribute path) fails to load."""
 
     def find_class(self, module: str, name: str) -> Any:

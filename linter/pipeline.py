@@ -21,6 +21,7 @@ from mlcost_lint.suppress import SuppressionResult, apply_suppressions
 if TYPE_CHECKING:
     from mlcost_lint import run_cache
     from mlcost_lint.cache import CacheWriter, ParseCache
+    from mlcost_lint.model.terraform.root_cache import RootCache
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,7 +344,8 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
         holder = ParsedFile(path="", kind=FileKind.YAML, errors=list(found.errors))
         parsed.append(holder)
     var_files = _parse_inputs(var_inputs, settings, options, cache) if var_inputs else []
-    project = build_model(parsed, settings, var_files, options.cli_vars)
+    project = build_model(parsed, settings, var_files, options.cli_vars,
+                          _root_cache(cache, settings, inputs, var_inputs, options) if cache is not None else None)
     failures: list[RuleFailure] = []
     findings = run_rules(project, settings, selected_rules(settings), failures)
     # Money on accelerator findings: one pricing step for every rule (mlcost_lint.pricing).
@@ -383,11 +385,24 @@ def _from_run_cache(hit: "run_cache.CachedRun", found: Discovery) -> LintResult:
                       fixes=run_cache.fixes_by_id(hit.kept, hit.fixes), read_as=hit.read_as, from_run_cache=True)
 
 
+def _root_cache(cache: ParseCache, settings: Settings, inputs: list[_Input], var_inputs: list[_Input],
+                options: LintOptions) -> "RootCache":
+    """Evaluated Terraform roots from earlier runs, keyed by their files'
+    parse keys and everything else evaluation reads."""
+    from mlcost_lint import run_cache
+    from mlcost_lint.model.terraform.root_cache import RootCache
+
+    context = "\0".join([
+        "terraform-root", run_cache.package_fingerprint(), run_cache.settings_fingerprint(settings),
+        *(i.run_key_part() for i in var_inputs), *sorted(f"{k}={v}" for k, v in options.cli_vars.items())])
+    return RootCache(cache, {i.source.display: i.key for i in inputs}, context)
+
+
 def build_model(parsed: list[ParsedFile], settings: Settings, var_files: list[ParsedFile],
-                cli_vars: dict[str, str]) -> Project:
+                cli_vars: dict[str, str], root_cache: "RootCache | None" = None) -> Project:
     from mlcost_lint.link import link_project
     from mlcost_lint.model.build import build_project
 
-    project = build_project(parsed, settings, var_files=var_files, cli_vars=cli_vars)
+    project = build_project(parsed, settings, var_files=var_files, cli_vars=cli_vars, root_cache=root_cache)
     link_project(project, settings)
     return project

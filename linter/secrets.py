@@ -447,13 +447,24 @@ def collect_secrets(project: Any) -> set[str]:
         if getattr(config, "embedded_in", None):
             c.data(config.document.data)
     terraform = getattr(project, "terraform", None)
-    for resource in getattr(terraform, "resources", ()) or ():
-        for value in (resource.attrs, resource.tags if isinstance(resource.tags, dict) else None):
-            try:
-                c.values |= _evaluated_secrets(value)
-            except RecursionError:  # values are size-bounded, not depth-bounded: the literals were read above
-                break
+    if terraform is not None:
+        c.values |= terraform.known_secrets
+        taken = terraform.secrets_taken
+        for resource in terraform.resources:
+            if id(resource) not in taken:
+                c.values |= resource_secrets(resource)
     return c.values
+
+
+def resource_secrets(resource: Any) -> frozenset[str]:
+    """The secret-looking values in one resource's evaluated arguments and tags."""
+    found: set[str] = set()
+    for value in (resource.attrs, resource.tags if isinstance(resource.tags, dict) else None):
+        try:
+            found |= _evaluated_secrets(value)
+        except RecursionError:  # values are size-bounded, not depth-bounded: the literals were read above
+            continue
+    return frozenset(found)
 
 
 # Evaluated values are walked as they are, without the copy _known makes.

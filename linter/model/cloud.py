@@ -6,8 +6,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlcost_lint.model.core import UNKNOWN, Location, Maybe, Related, Unknown
+from mlcost_lint.pickling import pickled_by_fields
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class CloudResource:
     """One resource instance (``count``/``for_each`` expanded), or a synthetic
@@ -95,6 +97,7 @@ class CloudResource:
         return tuple(Related(loc, "called from this module block") for loc in self.module_calls)
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class ProviderConfig:
     """A provider block (one per alias) with what rules need from it."""
@@ -108,6 +111,7 @@ class ProviderConfig:
     module_calls: tuple[Location, ...] = ()   # set when the block is inside a child module
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class ModuleCall:
     """A `module` block as written (once, whatever its count/for_each): rules
@@ -126,6 +130,11 @@ class TerraformModel:
     module_calls: list[ModuleCall] = field(default_factory=list)
     # Problems evaluation hit (cycles, step limit): reported as MLC001 by path.
     diagnostics: list[tuple[Location, str]] = field(default_factory=list)
+    # Secret-looking values already taken from some resources' evaluated
+    # values (a cached root's, found when it was evaluated), and the ids of
+    # those resources: secrets.collect_secrets walks only the others.
+    known_secrets: set[str] = field(default_factory=set)
+    secrets_taken: set[int] = field(default_factory=set)
 
     def of_type(self, *types: str) -> list[CloudResource]:
         wanted = set(types)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeVar, Union
 
+from mlcost_lint.pickling import pickled_by_fields
+
 
 class Unknown:
     """A value that cannot be known statically: an unresolved variable, an
@@ -62,6 +64,7 @@ def contains_unknown(value: Any) -> bool:
     return False
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Location:
     """A place in a scanned file. ``path`` is the display path (relative to the
@@ -76,6 +79,7 @@ class Location:
         return f"{self.path}:{self.line}:{self.column}"
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Related:
     """The other end of a link, shown with a finding (SARIF ``relatedLocations``)."""

@@ -24,7 +24,8 @@ ACCELERATOR_RESOURCE_PREFIXES: tuple[str, ...] = (
 
 
 def is_accelerator_resource(name: str) -> bool:
-    return any(name == p or name.startswith(p) for p in ACCELERATOR_RESOURCE_PREFIXES)
+    # every exact name is also a prefix of itself: one C-level startswith
+    return name.startswith(ACCELERATOR_RESOURCE_PREFIXES)
 
 
 @dataclass(slots=True)

@@ -896,3 +896,16 @@ __all__ = [
     "FunctionCall", "TupleExpr", "ObjectExpr", "ObjectItem", "Conditional", "BinaryOp", "UnaryOp",
     "ForExpr", "Parenthesis", "Expr",
 ]
+
+
+# Trees: pickled by their fields (parse cache, parse workers; see mlcost_lint.pickling).
+def _pickle_by_fields() -> None:
+    from mlcost_lint.pickling import pickled_by_fields
+
+    for cls in (Literal, TemplateIf, TemplateFor, Template, GetAttr, Index, Splat, Traversal, FunctionCall,
+                TupleExpr, ObjectItem, ObjectExpr, Conditional, BinaryOp, UnaryOp, ForExpr, Parenthesis,
+                Attribute, Block, HclBody):
+        pickled_by_fields(cls)
+
+
+_pickle_by_fields()

@@ -306,11 +306,14 @@ def _cache_hits(root: Path, cache: Path) -> int:
     """Parse results a run takes from the cache (ParseCache.get returning one)."""
     from mlcost_lint.cache import ParseCache
 
+    from mlcost_lint.parse.document import ParsedFile
+
     real_get, hits = ParseCache.get, [0]
 
     def counting_get(self: Any, key: str) -> Any:
         value = real_get(self, key)
-        hits[0] += value is not None
+        # evaluated Terraform roots (and their manifests) are entries too: count files only
+        hits[0] += isinstance(value, ParsedFile)
         return value
 
     ParseCache.get = counting_get

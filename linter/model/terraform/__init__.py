@@ -39,8 +39,10 @@ def _is_auto_vars(name: str) -> bool:
 
 
 def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
-                    cli_vars: dict[str, str] | None = None) -> TerraformModel:
-    from mlcost_lint.model.terraform.builder import Build, ModuleInstance, ModuleSource, prepare
+                    cli_vars: dict[str, str] | None = None, root_cache: Any = None) -> TerraformModel:
+    """``root_cache``: a :class:`root_cache.RootCache` to take unchanged
+    root modules' evaluations from (and store the others in), or None."""
+    from mlcost_lint.model.terraform.builder import Build, ModuleSource
     from mlcost_lint.model.terraform.evaluator import Budget
     from mlcost_lint.model.terraform.plan import load_plan
     from mlcost_lint.model.terraform.tfjson import json_to_hcl
@@ -50,6 +52,8 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
     budget = Budget(getattr(settings, "max_evaluation_steps", 2_000_000))
     sources: dict[str, ModuleSource] = {}
     tfvars_by_dir: dict[str, list] = {}
+    tfvars_paths: dict[str, list[str]] = {}
+    dir_files: dict[str, list[str]] = {}    # what each module directory's evaluation reads
     plans: list = []
 
     for f in sorted(files, key=lambda f: f.path):
@@ -58,15 +62,18 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
             if kind is FileKind.TERRAFORM and f.hcl is not None:
                 d = _dir_of(f.path)
                 sources.setdefault(d, ModuleSource(d)).add(f.hcl)
+                dir_files.setdefault(d, []).append(f.path)
             elif kind is FileKind.TERRAFORM_JSON and f.documents:
                 d = _dir_of(f.path)
                 sources.setdefault(d, ModuleSource(d)).add(json_to_hcl(f.documents[0]))
+                dir_files.setdefault(d, []).append(f.path)
             elif kind is FileKind.TERRAFORM_VARS:
                 name = posixpath.basename(f.path)
                 if _is_auto_vars(name):
                     body = _vars_body(f)
                     if body is not None:
                         tfvars_by_dir.setdefault(_dir_of(f.path), []).append((name, body))
+                        tfvars_paths.setdefault(_dir_of(f.path), []).append(f.path)
             elif kind in (FileKind.TERRAFORM_PLAN, FileKind.JSON) and f.documents:
                 doc = f.documents[0]
                 if is_plan_json(doc.data):
@@ -92,21 +99,13 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
             roots.append(d)
             reached |= _reachable([d], called)
 
-    for src in sources.values():
-        try:
-            prepare(src)
-        except RecursionError:
-            model.diagnostics.append((Location(src.dir), "configuration nested too deeply to evaluate"))
     build = Build(sources, budget, model, {})
     extra_vars = [b for b in (_vars_body(f) for f in var_files) if b is not None]
+    if root_cache is not None:
+        root_cache.dir_files = dir_files
+    run = _Roots(build, called, tfvars_by_dir, tfvars_paths, extra_vars, cli_vars or {}, root_cache)
     for d in roots:
-        src = sources[d]
-        inputs = _root_inputs(src, tfvars_by_dir.get(d, []), extra_vars, cli_vars or {}, build)
-        instance = ModuleInstance(build, src, inputs, {}, "", (), (d,), d)
-        try:
-            instance.run()
-        except RecursionError:
-            model.diagnostics.append((Location(d), "configuration nested too deeply to evaluate"))
+        run.root(d)
 
     for doc in plans:
         load_plan(doc, model)
@@ -168,6 +167,98 @@ def _vars_body(f: Any) -> Any:
     if getattr(f, "documents", None):
         return json_vars_to_hcl(f.documents[0])
     return None
+
+
+class _Roots:
+    """Root modules evaluated in order into ``build.model``, or replayed
+    from a cached evaluation of the same inputs (root_cache.py). Sources are
+    prepared only when some root has to be evaluated: a run whose roots all
+    come from the cache reads no HCL tree at all."""
+
+    def __init__(self, build: Any, called: dict[str, set[str]], tfvars_by_dir: dict, tfvars_paths: dict,
+                 extra_vars: list, cli_vars: dict[str, str], root_cache: Any) -> None:
+        self.build = build
+        self.called = called
+        self.tfvars_by_dir = tfvars_by_dir
+        self.tfvars_paths = tfvars_paths
+        self.extra_vars = extra_vars
+        self.cli_vars = cli_vars
+        self.cache = root_cache
+        self.diagnostics_start = len(build.model.diagnostics)
+        self.prepared = False
+        self.prepare_failed: set[str] = set()
+
+    def _prepare(self) -> None:
+        from mlcost_lint.model.terraform.builder import prepare
+
+        if self.prepared:
+            return
+        self.prepared = True
+        found = []
+        for src in self.build.sources.values():
+            try:
+                prepare(src)
+            except RecursionError:
+                self.prepare_failed.add(src.dir)
+                found.append((Location(src.dir), "configuration nested too deeply to evaluate"))
+        # where an eager preparation (before every root) would have put them
+        diagnostics = self.build.model.diagnostics
+        diagnostics[self.diagnostics_start:self.diagnostics_start] = found
+
+    def root(self, d: str) -> None:
+        from mlcost_lint.model.terraform.builder import ModuleInstance
+        from mlcost_lint.model.terraform.root_cache import RootEvaluation
+
+        build, cache = self.build, self.cache
+        model, budget = build.model, build.budget
+        manifest = cache.manifest_key(d, sorted(self.tfvars_paths.get(d, []))) if cache is not None else None
+        cached = cache.lookup(manifest) if manifest is not None else None
+        if cached is not None and not budget.exhausted and budget.steps + cached.steps <= budget.limit:
+            budget.steps += cached.steps
+            model.resources.extend(cached.resources)
+            for key, config in zip(cached.provider_keys, cached.providers):
+                if key not in build.provider_locations:
+                    build.provider_locations.add(key)
+                    model.providers.append(config)
+            model.module_calls.extend(cached.module_calls)
+            model.diagnostics.extend(cached.diagnostics)
+            _secrets_taken(model, cached.resources, cached.secrets)
+            return
+        self._prepare()
+        marks = (len(model.resources), len(model.providers), len(model.module_calls), len(model.diagnostics))
+        steps, reported = budget.steps, build.budget_reported
+        build.touched = {d}   # ModuleInstance._local_child adds every module directory it looks up
+        inputs = _root_inputs(build.sources[d], self.tfvars_by_dir.get(d, []), self.extra_vars, self.cli_vars,
+                              build)
+        instance = ModuleInstance(build, build.sources[d], inputs, {}, "", (), (d,), d)
+        try:
+            instance.run()
+        except RecursionError:
+            model.diagnostics.append((Location(d), "configuration nested too deeply to evaluate"))
+            return
+        # Every directory its calls name, also those no instance reached (count = 0):
+        # their preparation is part of what a replay must reproduce.
+        dirs = build.touched | _reachable([d], self.called)
+        if manifest is None or budget.exhausted or build.budget_reported != reported or dirs & self.prepare_failed:
+            return
+        from mlcost_lint.secrets import resource_secrets
+
+        providers, resources = model.providers[marks[1]:], model.resources[marks[0]:]
+        # Nothing after the build changes a resource's attrs or tags: their
+        # secrets are the same now as when the redact stage would look.
+        secrets = frozenset().union(*map(resource_secrets, resources))
+        _secrets_taken(model, resources, secrets)
+        cache.store(manifest, dirs, RootEvaluation(
+            resources=resources, providers=providers, secrets=secrets,
+            # ModuleInstance adds a provider once per (block, module call path)
+            provider_keys=[(c.location, c.module_calls) for c in providers],
+            module_calls=model.module_calls[marks[2]:], diagnostics=model.diagnostics[marks[3]:],
+            steps=budget.steps - steps))
+
+
+def _secrets_taken(model: TerraformModel, resources: list, secrets: frozenset) -> None:
+    model.known_secrets |= secrets
+    model.secrets_taken.update(map(id, resources))
 
 
 def _root_inputs(src: Any, auto_vars: list, var_files: list, cli_vars: dict[str, str], build: Any) -> dict:

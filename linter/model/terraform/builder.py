@@ -245,6 +245,7 @@ class Build:
         self.provider_locations: set = set()
         self.budget_reported = False
         self.emitting = True
+        self.touched: set[str] = set()   # module directories looked up (root_cache.py)
 
     def diagnostic(self, loc: Location, message: str) -> None:
         if self.emitting:
@@ -781,6 +782,7 @@ class ModuleInstance:
     def _local_child(self, d: Decl, child_dir: str, inputs: dict, providers: dict,
                      prefix: str, calls: tuple) -> tuple[Any, Any]:
         """The child instance's outputs and their reference shadow."""
+        self.build.touched.add(child_dir)
         source = self.build.sources.get(child_dir)
         if source is None:
             return UNKNOWN, None   # not in the scan: its outputs are unknown
