@@ -96,6 +96,7 @@ _DATA_MODULES = frozenset({
     "mlcost_lint.parse.document", "mlcost_lint.parse.hcl", "mlcost_lint.parse.slurm", "mlcost_lint.model.core",
     "mlcost_lint.rule", "mlcost_lint.pricing", "mlcost_lint.fix", "mlcost_lint.model.read_as",
     "mlcost_lint.run_cache", "mlcost_lint.model.cloud", "mlcost_lint.model.terraform.root_cache",
+    "mlcost_lint.model.embedded_cache",
 })
 # Module-level singletons an entry may name (evaluated Terraform values hold UNKNOWN).
 _SINGLETONS = frozenset({("mlcost_lint.model.core", "UNKNOWN")})

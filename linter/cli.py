@@ -383,6 +383,10 @@ def _run(scope: _Scope, settings: Any, options: Any, baseline: Any) -> _Run:
     from mlcost_lint.pipeline import lint
     from mlcost_lint.suppress import finish_unused
 
+    if scope.report_paths is not None:
+        from dataclasses import replace
+
+        options = replace(options, report_paths=frozenset(scope.report_paths))
     result = lint(scope.lint_paths, settings, options)
     by_path = {pf.path: pf for pf in result.files}
     findings = finish_unused(result.suppression, by_path, selected_rules(settings), settings.per_file_ignores,

@@ -44,6 +44,10 @@ class LintOptions:
     # (mlcost_lint.run_cache). The result then has no model (project None):
     # for callers that only report (the CLI without -v / --fix / --diff).
     reuse_run: bool = False
+    # Explicit files with project context (the pre-commit shape): the rest of
+    # the project is read for links, but only findings located in these
+    # display paths are priced, redacted, matched to suppressions and kept.
+    report_paths: frozenset[str] | None = None
 
 
 @dataclass(slots=True)
@@ -330,7 +334,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     if cache is not None and options.reuse_run and "-" not in paths:
         from mlcost_lint import run_cache
 
-        key = run_cache.run_key(cache, paths=paths, settings=settings,
+        key = run_cache.run_key(cache, paths=paths, report_paths=options.report_paths, settings=settings,
                                 file_keys=[i.run_key_part() for i in inputs],
                                 var_keys=[i.run_key_part() for i in var_inputs],
                                 cli_vars=options.cli_vars, cwd=os.getcwd())
@@ -345,9 +349,12 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
         parsed.append(holder)
     var_files = _parse_inputs(var_inputs, settings, options, cache) if var_inputs else []
     project = build_model(parsed, settings, var_files, options.cli_vars,
-                          _root_cache(cache, settings, inputs, var_inputs, options) if cache is not None else None)
+                          _root_cache(cache, settings, inputs, var_inputs, options) if cache is not None else None,
+                          _embedded_parse(cache) if cache is not None else None)
     failures: list[RuleFailure] = []
     findings = run_rules(project, settings, selected_rules(settings), failures)
+    if options.report_paths is not None:
+        findings = [f for f in findings if f.location.path in options.report_paths]
     # Money on accelerator findings: one pricing step for every rule (mlcost_lint.pricing).
     from mlcost_lint.pricing import price_findings
 
@@ -398,11 +405,19 @@ def _root_cache(cache: ParseCache, settings: Settings, inputs: list[_Input], var
     return RootCache(cache, {i.source.display: i.key for i in inputs}, context)
 
 
+def _embedded_parse(cache: ParseCache):
+    from mlcost_lint.model.embedded_cache import EmbeddedDocuments
+
+    return EmbeddedDocuments(cache)
+
+
 def build_model(parsed: list[ParsedFile], settings: Settings, var_files: list[ParsedFile],
-                cli_vars: dict[str, str], root_cache: "RootCache | None" = None) -> Project:
+                cli_vars: dict[str, str], root_cache: "RootCache | None" = None,
+                embedded_parse=None) -> Project:
     from mlcost_lint.link import link_project
     from mlcost_lint.model.build import build_project
 
-    project = build_project(parsed, settings, var_files=var_files, cli_vars=cli_vars, root_cache=root_cache)
+    project = build_project(parsed, settings, var_files=var_files, cli_vars=cli_vars, root_cache=root_cache,
+                            embedded_parse=embedded_parse)
     link_project(project, settings)
     return project

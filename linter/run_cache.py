@@ -10,7 +10,8 @@ under one key made of:
 - the tool version and a fingerprint of the whole package's code and data
   (rules, catalogues, the price table), so a change to any of them misses;
 - every setting that can change a finding (the whole resolved config, the
-  price file's content), the working folder and the paths linted;
+  price file's content), the working folder, the paths linted and the
+  files reported on (explicit files with project context);
 - the parse-cache key of every discovered file (content, display path,
   kind) in discovery order, and what could not be read and why;
 - the ``--var-file`` contents and ``--var`` values.
@@ -90,7 +91,8 @@ def settings_fingerprint(settings: Settings) -> str:
 
 
 def run_key(cache: ParseCache, *, paths: Iterable[str], settings: Settings, file_keys: Iterable[str],
-            var_keys: Iterable[str], cli_vars: dict[str, str], cwd: str) -> str:
+            var_keys: Iterable[str], cli_vars: dict[str, str], cwd: str,
+            report_paths: Iterable[str] | None = None) -> str:
     """``file_keys``: one string per discovered file, in discovery order (its
     parse-cache key, or what made it unreadable)."""
     h = hashlib.sha256()
@@ -103,6 +105,7 @@ def run_key(cache: ParseCache, *, paths: Iterable[str], settings: Settings, file
     add(package_fingerprint())
     add(settings_fingerprint(settings))
     add(cwd)
+    add("all" if report_paths is None else "only\0" + "\0".join(sorted(report_paths)))
     for group in (list(paths), list(file_keys), list(var_keys), sorted(f"{k}={v}" for k, v in cli_vars.items())):
         add(str(len(group)))
         for item in group:

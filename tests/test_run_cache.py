@@ -5,6 +5,7 @@ the tool's own code) is a miss that recomputes everything."""
 
 from __future__ import annotations
 
+import json
 import pickle
 from pathlib import Path
 
@@ -169,3 +170,19 @@ def test_cli_output_is_the_same_cold_and_warm_and_verbose_rebuilds_the_model(pro
     verbose = run_cli(".", "-v", "--cache-dir", cache, cwd=project)
     assert "mlcost-lint: workload" in verbose.err or "Kubernetes: Job" in verbose.err
     assert verbose.err == run_cli(".", "-v", "--no-cache", cwd=project).err
+
+
+def test_explicit_files_with_project_context_keep_their_own_entry(project: Path):
+    """The pre-commit shape reads the whole project but keeps only findings in
+    the given files (priced, redacted and suppressed only there): its entry
+    must not be the full run's, nor the other way round."""
+    (project / ".git").mkdir()
+    cache = str(project.parent / "cli-cache")
+    full_cold = run_cli(".", "--format", "json", "--no-cache", cwd=project)
+    hook_cold = run_cli("k8s/job.yaml", "--format", "json", "--no-cache", cwd=project)
+    assert json.loads(full_cold.out)["findings"] != json.loads(hook_cold.out)["findings"]
+    assert {f["path"] for f in json.loads(hook_cold.out)["findings"]} == {"k8s/job.yaml"}
+    for _ in range(2):   # fill, then from the run cache
+        for args, cold in (((".",), full_cold), (("k8s/job.yaml",), hook_cold)):
+            r = run_cli(*args, "--format", "json", "--cache-dir", cache, cwd=project)
+            assert (r.code, r.out, r.err) == (cold.code, cold.out, cold.err), args

@@ -61,15 +61,18 @@ def gc_paused() -> Iterator[None]:
 
 def build_project(parsed: list[ParsedFile], settings: Settings, *,
                   var_files: list[ParsedFile] = (), cli_vars: dict[str, str] | None = None,
-                  root_cache=None) -> Project:
+                  root_cache=None, embedded_parse=None) -> Project:
     """``root_cache``: evaluated Terraform root modules to reuse
-    (model.terraform.root_cache.RootCache), or None to evaluate all."""
+    (model.terraform.root_cache.RootCache), or None to evaluate all.
+    ``embedded_parse``: how texts embedded in ConfigMaps are parsed
+    (model.embedded_cache.EmbeddedDocuments), or None to parse them now."""
     with gc_paused():
-        return _build_project(parsed, settings, var_files, cli_vars, root_cache)
+        return _build_project(parsed, settings, var_files, cli_vars, root_cache, embedded_parse)
 
 
 def _build_project(parsed: list[ParsedFile], settings: Settings,
-                   var_files: list[ParsedFile], cli_vars: dict[str, str] | None, root_cache) -> Project:
+                   var_files: list[ParsedFile], cli_vars: dict[str, str] | None, root_cache,
+                   embedded_parse) -> Project:
     project = Project(files=parsed)
     # Terraform first: its HCL trees are then released (_release_hcl) before
     # the Kubernetes and training models grow into that memory.
@@ -131,7 +134,8 @@ def _build_project(parsed: list[ParsedFile], settings: Settings,
     for cm in project.kubernetes.config_maps:
         owner = by_path.get(cm.document.path)
         if owner is not None:
-            _guarded(owner, cm.loc().line, "ConfigMap data", lambda cm=cm: _add_embedded(project, cm))
+            _guarded(owner, cm.loc().line, "ConfigMap data",
+                     lambda cm=cm: _add_embedded(project, cm, embedded_parse))
     if terraform_files or var_files:
         _add_managed_terraform(project, terraform_files or list(var_files))
     if azureml_computes or any(w.managed is not None for w in project.kubernetes.workloads):
@@ -220,7 +224,7 @@ def _add_training(project: Project, doc: Document) -> None:
         project.training.append(config)
 
 
-def _add_embedded(project: Project, cm) -> None:
+def _add_embedded(project: Project, cm, parse) -> None:
     from mlcost_lint.model.training.detect import read_embedded_configs
 
     for key, text in cm.data.items():
@@ -229,4 +233,4 @@ def _add_embedded(project: Project, cm) -> None:
         # the next line, indented under the key.
         line, column = (pos[0] + 1, pos[1] + 2) if "\n" in text.rstrip("\n") else pos
         project.training.extend(read_embedded_configs(
-            text, cm.document.path, line, cm.address, key, base_column=column))
+            text, cm.document.path, line, cm.address, key, base_column=column, parse=parse))

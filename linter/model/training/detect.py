@@ -291,38 +291,38 @@ def _read(document: Document, key_path: KeyPath) -> TrainingConfig | None:
 
 
 def read_embedded_configs(text: str, path: str, base_line: int, embedded_in: str, embedded_key: str,
-                          base_column: int = 1) -> list[TrainingConfig]:
+                          base_column: int = 1, parse: Callable[[str, str, bool], list | None] | None = None
+                          ) -> list[TrainingConfig]:
     """Training configs held in a ConfigMap data value.
 
     ``base_line`` is the manifest line of the value's first line (for a ``|``
     block scalar, the line after the key); ``base_column`` the column its
     text starts at (the block's indentation + 1), so locations point into
-    the manifest. Never raises; text that does not parse is no config."""
+    the manifest. ``parse`` (text, path, as_json) -> documents or None
+    (model.embedded_cache; default: parse now). Never raises; text that does
+    not parse is no config."""
     try:
-        return _read_embedded(text, path, base_line, embedded_in, embedded_key, base_column)
+        return _read_embedded(text, path, base_line, embedded_in, embedded_key, base_column, parse)
     except Exception:
         return []
 
 
 def _read_embedded(text: str, path: str, base_line: int, embedded_in: str, embedded_key: str,
-                   base_column: int) -> list[TrainingConfig]:
-    from mlcost_lint.parse.yamljson import DocumentError, parse_json, parse_yaml
+                   base_column: int, parse: Callable[[str, str, bool], list | None] | None) -> list[TrainingConfig]:
+    from mlcost_lint.model.embedded_cache import parse_text
 
     if not isinstance(text, str) or not text.strip():
         return []
+    parse = parse or parse_text
     line_shift = max(int(base_line), 1) - 1
     col_shift = max(int(base_column), 1) - 1
     documents: list[Document] = []
     looks_json = embedded_key.lower().endswith(".json") or text.lstrip().startswith(("{", "["))
     if looks_json:
-        try:
-            documents = [parse_json(text, path)]
-        except DocumentError:
-            documents = []
+        documents = parse(text, path, True) or []
     if not documents:
-        try:
-            documents = parse_yaml(text, path)
-        except DocumentError:
+        documents = parse(text, path, False)
+        if documents is None:
             return []
     configs: list[TrainingConfig] = []
     for doc in documents:
