@@ -4,8 +4,11 @@ A container names a config by a path that is usually absolute inside the
 image (``/workspace/configs/sft.yaml``) while the scan knows it by a path
 relative to the working directory (``train/configs/sft.yaml``). They are
 joined by their trailing path components: the config sharing the longest
-suffix wins; a tie is ambiguous (no link); a match on the bare file name
-only links when exactly one config in the scan has that name.
+suffix wins; a tie goes to the one config nearest the referencing file
+(the longest leading run of folders shared with it: a monorepo's copies of
+one platform each link within their own folder), and is otherwise
+ambiguous (no link); a match on the bare file name only links when exactly
+one config in the scan has that name.
 
 Other ways in: ``--config_file``/``--deepspeed``/``--config``/Hydra
 ``--config-path`` + ``--config-name`` arguments, positional YAML arguments,
@@ -90,10 +93,13 @@ class ConfigIndex:
                     index.by_suffix.setdefault(parts[-k:], []).append(parts)
         return index
 
-    def resolve(self, parts: tuple[str, ...] | None) -> tuple[list[TrainingConfig], str] | None:
+    def resolve(self, parts: tuple[str, ...] | None, near: str | None = None
+                ) -> tuple[list[TrainingConfig], str] | None:
         """The configs a path names, and how ("path suffix configs/sft.yaml",
-        "file name sft.yaml (unique in the scan)"). None when nothing or
-        several files match equally well."""
+        "file name sft.yaml (unique in the scan)"). ``near``: the display
+        path of the file that names it, to break a tie between configs
+        sharing the suffix. None when nothing or several files match
+        equally well."""
         if not parts:
             return None
         candidates = self.by_basename.get(parts[-1])
@@ -106,12 +112,35 @@ class ConfigIndex:
         while best < len(parts) and parts[-best - 1:] in self.by_suffix:
             best += 1
         winners = self.by_suffix[parts[-best:]]
+        how = f"path suffix {'/'.join(parts[-best:])}" if best > 1 else f"file name {parts[-1]} (unique in the scan)"
+        if len(winners) != 1 and best > 1 and near:
+            nearest = _nearest(winners, near)
+            if nearest is not None:
+                return self.by_path[nearest], f"{how}, the one nearest {near}"
         if len(winners) != 1:
             return None
         if best == 1 and len(candidates) != 1:
             return None
-        how = f"path suffix {'/'.join(parts[-best:])}" if best > 1 else f"file name {parts[-1]} (unique in the scan)"
         return self.by_path[winners[0]], how
+
+
+def _nearest(paths: list[tuple[str, ...]], near: str) -> tuple[str, ...] | None:
+    """The one path sharing strictly the most leading folders with ``near``
+    (at least one), or None."""
+    folders = tuple(p for p in near.replace("\\", "/").split("/") if p not in ("", "."))[:-1]
+
+    def shared(path: tuple[str, ...]) -> int:
+        n = 0
+        for a, b in zip(path[:-1], folders):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    scored = sorted(((shared(p), p) for p in paths), reverse=True)
+    if scored[0][0] == 0 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+        return None
+    return scored[0][1]
 
 
 def _flag_name(text: str) -> str:
@@ -281,9 +310,10 @@ def _link_container(project: Project, workload: Workload, template: PodTemplate,
     if not words:
         words = container_words(container)
     named_paths: dict[str, Word] = {}
+    near = workload.document.path
     for word, parts, how in _word_paths(words):
         named_paths["/".join(parts)] = word
-        found = index.resolve(parts)
+        found = index.resolve(parts, near)
         if found is None:
             continue
         configs, match = found
@@ -297,7 +327,7 @@ def _link_container(project: Project, workload: Workload, template: PodTemplate,
         parts = path_parts(value)
         if parts:
             named_paths["/".join(parts)] = Word(value, ("env", 0))
-            found = index.resolve(parts)
+            found = index.resolve(parts, near)
             if found is not None:
                 configs, match = found
                 for config in configs:
@@ -349,7 +379,7 @@ def config_references(project: Project, index: ConfigIndex) -> list[ConfigRef]:
                 targets = index.by_path.get(local, [])
                 how = "path relative to the config"
             if not targets:
-                found = index.resolve(parts)
+                found = index.resolve(parts, config.path)
                 if found is not None:
                     targets, how = found
             location = ref.location or config.location

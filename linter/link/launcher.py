@@ -1180,11 +1180,11 @@ def link_launches(project: Project, index: ConfigIndex) -> None:
     for link in project.links.configs:
         by_container.setdefault(id(link.container), []).append(link.config)
 
-    def resolver(container_configs: list[TrainingConfig]) -> Callable[[Word], TrainingConfig | None]:
+    def resolver(container_configs: list[TrainingConfig], near: str) -> Callable[[Word], TrainingConfig | None]:
         def resolve(word: Word) -> TrainingConfig | None:
             parts = path_parts(word.text.split("=", 1)[1] if word.text.startswith("--") and "=" in word.text
                                else word.text)
-            found = index.resolve(parts)
+            found = index.resolve(parts, near)
             candidates: list[Any] = list(found[0]) if found else []
             if not candidates and parts:
                 # A mounted ConfigMap config linked to this container, by file name.
@@ -1194,12 +1194,13 @@ def link_launches(project: Project, index: ConfigIndex) -> None:
         return resolve
 
     for workload in project.kubernetes.workloads:
-        mpi = mpi_worker_ranks(workload, project, resolver([]))
+        near = workload.document.path
+        mpi = mpi_worker_ranks(workload, project, resolver([], near))
         for template in workload.templates:
             for container in template.containers:
                 linked = by_container.get(id(container), [])
                 extra = ray_entrypoint_steps(workload, template, container, project)
-                launch = launch_of(workload, template, container, program_of(container), linked, resolver(linked),
+                launch = launch_of(workload, template, container, program_of(container), linked, resolver(linked, near),
                                    project, extra)
                 if mpi is not None and template.role.lower() == "worker" and template.containers \
                         and template.containers[0] is container:

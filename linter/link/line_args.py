@@ -212,7 +212,7 @@ def _lines_of(project: Project, workload: Workload, template: PodTemplate, conta
         unresolved = False
         deepspeed_word = args.words.get("deepspeed")
         for word, parts, _how in _word_paths(expanded.words):
-            found = index.resolve(parts)
+            found = index.resolve(parts, workload.document.path)
             if found is None:
                 # A --deepspeed path not in the scan is the line config's
                 # reference (its precision is then unknown); anything else

@@ -46,6 +46,25 @@ def test_longest_suffix_wins_and_ties_do_not_link(tmp_path):
     assert _links(p) == [("p/a/sft.yaml", "positional argument (path suffix a/sft.yaml)", "p/k8s/one.yaml:11", None)]
 
 
+def test_a_suffix_tie_goes_to_the_config_nearest_the_workload(tmp_path):
+    """A monorepo with two copies of one platform: each job links to its own
+    copy's config. With no nearer one (the jobs sit apart from both copies),
+    the tie stays ambiguous."""
+    sft = SFT.replace("deepspeed: ds_z3.json\n", "")
+    p = project_of(tmp_path, {
+        "east/configs/sft.yaml": sft, "west/configs/sft.yaml": sft,
+        "east/k8s/job.yaml": job(["python", "t.py", "/ws/configs/sft.yaml"]),
+        "west/k8s/job.yaml": job(["python", "t.py", "/ws/configs/sft.yaml"]),
+        "shared/job.yaml": job(["python", "t.py", "/ws/configs/sft.yaml"]),
+    })
+    assert _links(p) == [
+        ("p/east/configs/sft.yaml", "positional argument (path suffix configs/sft.yaml, the one nearest "
+         "p/east/k8s/job.yaml)", "p/east/k8s/job.yaml:11", None),
+        ("p/west/configs/sft.yaml", "positional argument (path suffix configs/sft.yaml, the one nearest "
+         "p/west/k8s/job.yaml)", "p/west/k8s/job.yaml:11", None),
+    ]
+
+
 def test_unique_basename_links_and_expansion_prefix(tmp_path):
     p = project_of(tmp_path, {
         "recipes/accel.yaml": ACCEL,
