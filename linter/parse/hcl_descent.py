@@ -24,7 +24,7 @@ from .hcl import (
     Literal, ObjectExpr, ObjectItem, Parenthesis, Splat, Template, TupleExpr, Traversal, UnaryOp, _Directive,
     _finish_template, _heredoc_expr, _unescape,
 )
-from .hcl_lexer import tokenize
+from .hcl_lexer import _STRING_CHARS, tokenize
 
 MAX_NESTING = 400
 _FRAMES_PER_LEVEL = 8
@@ -33,7 +33,8 @@ _BINARY = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
            "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
 _LITERAL_WORDS = {"true": True, "false": False, "null": None}
 _KEYWORDS = frozenset({"in", "for", "if", "for_each", "else", "endif", "endfor"})
-_EXPR_KEYWORDS = frozenset({"for", "in"})   # lexed as FOR/IN where python-hcl2 expects an expression
+# Tokens that can end an expression (see _Parser.error).
+_ENDS_EXPR = frozenset({"w", "int", "float", '"e', ")", "]", "}", "<<", "tstr", "nl", ".*", "[*]"})
 
 
 def _int_value(digits: str) -> "int | float":
@@ -60,13 +61,25 @@ class _Parser:
         kind, text, line, col = tok[0], tok[1], tok[2], tok[3]
         if kind == "eof":
             return HclSyntaxError("unexpected end of file", line, col)
-        if kind == "err":
-            return HclSyntaxError(f"unexpected character {text!r}", line, col)
-        if kind in ("=", ":"):   # python-hcl2's EQ / COLON take the blanks before them
-            off = tok[5]
-            while col > 1 and off > 0 and self.text[off - 1] in " \t":
-                off -= 1
-                col -= 1
+        if kind != "nl":
+            i = self.i if self.t[self.i] is tok else self.i - 1
+            before = self.t[i - 1][0] if i > 0 else ""
+            if kind != "err" and before in _ENDS_EXPR and not (before == "nl" and kind in (")", "]")):
+                # Lark's LALR states after an expression accept (lexically) the
+                # union of what may follow one anywhere: its contextual lexer
+                # makes the token, and EQ / COLON take the blanks before them.
+                if kind in ("=", ":"):
+                    off = tok[5]
+                    floor = self.t[i - 1][5] + len(self.t[i - 1][1])
+                    while col > 1 and off > floor and self.text[off - 1] in " \t":
+                        off -= 1
+                        col -= 1
+            elif not self.text.startswith('"', tok[5]):
+                # Elsewhere the contextual lexer finds no token and Lark reports
+                # its root lexer's, python-hcl2's STRING_CHARS (priority 1).
+                m = _STRING_CHARS.match(self.text, tok[5])
+                if m is not None:
+                    text = m.group()
         if not text.strip():
             return HclSyntaxError("unexpected newline" if "\n" in text else "unexpected whitespace", line, col)
         text = text.strip().splitlines()[0]
@@ -166,10 +179,16 @@ class _Parser:
     def binary(self, level: int):
         t = self.t
         left = self.binary(level + 1) if level < 6 else self.unary()
+        chain = self.depth
         while True:
             op = t[self.i][0]
             if _BINARY.get(op) != level:
                 return left
+            # a chain nests its operations (the left one is inside the next):
+            # bounded like brackets, so the tree stays picklable and walkable
+            chain += 1
+            if chain > MAX_NESTING:
+                raise HclSyntaxError("nesting too deep", 1, 1)
             self.i += 1
             self.skip_nl()
             right = self.binary(level + 1) if level < 6 else self.unary()
