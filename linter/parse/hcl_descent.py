@@ -60,32 +60,45 @@ class _Parser:
     def error(self, tok: tuple) -> HclSyntaxError:
         kind, text, line, col = tok[0], tok[1], tok[2], tok[3]
         if kind == "eof":
+            # at the last token, as Lark's $END; an EQ / COLON starts at its blanks
+            last = len(self.t) - 2
+            if last >= 1 and self.t[last][0] in ("=", ":"):
+                col = self._blank_start(last, col)
             return HclSyntaxError("unexpected end of file", line, col)
         if kind != "nl":
             i = self.i if self.t[self.i] is tok else self.i - 1
-            before = self.t[i - 1][0] if i > 0 else ""
-            if kind != "err" and before in _ENDS_EXPR and not (before == "nl" and kind in (")", "]")):
-                # Lark's LALR states after an expression accept (lexically) the
-                # union of what may follow one anywhere: its contextual lexer
-                # makes the token, and EQ / COLON take the blanks before them.
+            j = i - 1
+            while j >= 0 and self.t[j][0] == "nl":
+                j -= 1
+            before = self.t[j][0] if j >= 0 else ""
+            # "expression NL" may go on (a tuple's "]", an object's ","); right
+            # after a block's "}" nothing may follow on the line
+            if kind != "err" and before in _ENDS_EXPR and (j < i - 1 or before != "}"):
                 if kind in ("=", ":"):
-                    off = tok[5]
-                    floor = self.t[i - 1][5] + len(self.t[i - 1][1])
-                    while col > 1 and off > floor and self.text[off - 1] in " \t":
-                        off -= 1
-                        col -= 1
+                    col = self._blank_start(i, col)
             elif not self.text.startswith('"', tok[5]):
                 # Elsewhere the contextual lexer finds no token and Lark reports
                 # its root lexer's, python-hcl2's STRING_CHARS (priority 1).
                 m = _STRING_CHARS.match(self.text, tok[5])
                 if m is not None:
                     text = m.group()
+                elif kind == "err":
+                    return HclSyntaxError(f"unexpected character {text!r}", line, col)
         if not text.strip():
             return HclSyntaxError("unexpected newline" if "\n" in text else "unexpected whitespace", line, col)
         text = text.strip().splitlines()[0]
         if len(text) > 30:
             text = text[:27] + "..."
         return HclSyntaxError(f"unexpected {text!r}", line, col)
+
+    def _blank_start(self, i: int, col: int) -> int:
+        """python-hcl2's EQ / COLON patterns take the blanks before them."""
+        off = self.t[i][5]
+        floor = self.t[i - 1][5] + len(self.t[i - 1][1])
+        while col > 1 and off > floor and self.text[off - 1] in " \t":
+            off -= 1
+            col -= 1
+        return col
 
     def expect(self, kind: str) -> tuple:
         tok = self.t[self.i]
