@@ -174,7 +174,8 @@ def main() -> None:
     from mlcost_lint.model.terraform.evaluator import Budget
     from mlcost_lint.parse import parse_bytes
     from mlcost_lint.parse.document import FileKind
-    from mlcost_lint.parse.hcl import HclBody, _Converter
+    from mlcost_lint.parse.hcl import HclBody
+    from mlcost_lint.parse.hcl_reference import _Converter
 
     hcl2.parses_to_tree("x = 1\n")   # load the grammar cache outside the timings
 

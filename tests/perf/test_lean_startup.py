@@ -97,7 +97,9 @@ def test_terraform_run_does_load_the_parser(tmp_path: Path):
     (tmp_path / "main.tf").write_text('resource "aws_s3_bucket" "b" {\n  bucket = "x"\n}\n')
     code, modules = _modules_after(["main.tf", "--exit-zero", "--no-cache"], tmp_path, tmp_path)
     assert code == 0
-    assert "hcl2" in modules and "lark" in modules
+    assert "mlcost_lint.parse.hcl_descent" in modules
+    # the recursive-descent parser needs neither python-hcl2 nor Lark (issue 17)
+    assert "hcl2" not in modules and "lark" not in modules
     assert "sarif_om" not in modules and "jsonschema" not in modules
 
 
@@ -109,3 +111,4 @@ def test_warm_cached_terraform_run_does_not_load_the_parser(tmp_path: Path):
     code, modules = _modules_after(args, tmp_path, tmp_path)
     assert code == 0
     assert "hcl2" not in modules and "lark" not in modules
+    assert "mlcost_lint.parse.hcl_descent" not in modules
