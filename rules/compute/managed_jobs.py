@@ -80,7 +80,7 @@ def spot_findings(rule: Any, project: Any) -> Iterator[Any]:
             f"{_CHECKPOINT_FIX[job.service]}",
             job.spot_at or job.header, workload.address,
             related=[Related(job.instance_type_at, f"instance type {job.instance_type}")]
-            if job.instance_type_at else [],
+            if job.instance_type_at and isinstance(job.instance_type, str) else [],
             object_line=job.header.line)
 
 

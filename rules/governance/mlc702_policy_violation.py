@@ -230,7 +230,7 @@ class PolicyViolation(Rule):
                                                evidence, workload.address, object_line=job.header.line)
                         continue
                     model, evidence = job.accelerator.gpu, job.instance_type_at or job.header
-                    if job.instance_type:
+                    if isinstance(job.instance_type, str) and job.instance_type:
                         related = [Related(evidence, f"instance type {job.instance_type}")]
                 if model is None:
                     for link in project.links.pools_of(template):

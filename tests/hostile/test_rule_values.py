@@ -123,3 +123,30 @@ def test_wrong_arity_raises_the_evaluators_own_error(name, args):
 
     with pytest.raises(EvalError, match=rf"^{name}\(\): wrong number of arguments \({len(args)}\)$"):
         FUNCTIONS[name](*args)
+
+
+def test_an_unknown_managed_instance_type_is_no_truth_test():
+    """Found by bench/fuzz.py --targets model: MLC702 tested ``if
+    job.instance_type:`` and a SageMaker job whose instance type is UNKNOWN
+    (a variable with no value) raised in the rule (exit 2); the spot rule
+    would have printed "instance type UNKNOWN"."""
+    import copy
+
+    from model_values import fuzz_settings
+
+    from mlcost_lint.engine import RuleFailure, run_rules, selected_rules
+    from mlcost_lint.link import link_project
+    from mlcost_lint.model.core import UNKNOWN
+    import model_values
+
+    project = copy.deepcopy(model_values.base_project("demo-managed"))
+    jobs = [w.managed for w in project.kubernetes.workloads if w.managed is not None]
+    assert jobs and any(j.instance_type_at is not None for j in jobs)
+    for job in jobs:
+        job.instance_type = UNKNOWN
+    settings = fuzz_settings(FIXTURES / "demo-managed")
+    link_project(project, settings)
+    failures: list[RuleFailure] = []
+    findings = run_rules(project, settings, selected_rules(settings), failures)
+    assert failures == []
+    assert findings and not any("instance type UNKNOWN" in r.message for f in findings for r in f.related)
