@@ -342,6 +342,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="raw results JSON (default bench/results/...)")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
+    _compile_package()
     if args.copies:
         copies = [int(c) for c in args.copies.split(",")]
         results = [bench_scale(args.files, args, include_checkov=(i == 0 or args.checkov_all_scales), copies=c)
@@ -361,6 +362,20 @@ def main() -> None:
             "load_average_end": os.getloadavg(), "args": {k: str(v) for k, v in vars(args).items()}}
     out.write_text(json.dumps({"meta": meta, "results": results}, indent=1))
     print(f"\nraw numbers: {out}")
+
+
+def _compile_package() -> None:
+    """Byte-compile the installed package first, as `pip install` does for a
+    user: with PYTHONDONTWRITEBYTECODE set (this box sets it) and no .pyc,
+    every run compiled ~90 modules from source (0.09 s of a 0.40 s warm run)."""
+    import compileall
+
+    import mlcost_lint
+    import mlcost_lint.rules
+
+    for mod in (mlcost_lint, mlcost_lint.rules):
+        for folder in mod.__path__:
+            compileall.compile_dir(folder, quiet=1)
 
 
 if __name__ == "__main__":
