@@ -28,6 +28,7 @@ from mlcost_lint.model.core import Location
 from mlcost_lint.model.kubernetes import ConfigMap, Container, PodTemplate, Workload
 from mlcost_lint.model.project import ConfigLink, ConfigRef, Project
 from mlcost_lint.model.training import TrainingConfig
+from mlcost_lint.link.nearest import nearest
 from mlcost_lint.link.shell import Word, container_words, program_of, word_location
 
 CONFIG_EXTENSIONS = (".yaml", ".yml", ".json")
@@ -114,33 +115,14 @@ class ConfigIndex:
         winners = self.by_suffix[parts[-best:]]
         how = f"path suffix {'/'.join(parts[-best:])}" if best > 1 else f"file name {parts[-1]} (unique in the scan)"
         if len(winners) != 1 and best > 1 and near:
-            nearest = _nearest(winners, near)
-            if nearest is not None:
-                return self.by_path[nearest], f"{how}, the one nearest {near}"
+            closest = nearest(winners, "/".join, near)
+            if closest is not None:
+                return self.by_path[closest], f"{how}, the one nearest {near}"
         if len(winners) != 1:
             return None
         if best == 1 and len(candidates) != 1:
             return None
         return self.by_path[winners[0]], how
-
-
-def _nearest(paths: list[tuple[str, ...]], near: str) -> tuple[str, ...] | None:
-    """The one path sharing strictly the most leading folders with ``near``
-    (at least one), or None."""
-    folders = tuple(p for p in near.replace("\\", "/").split("/") if p not in ("", "."))[:-1]
-
-    def shared(path: tuple[str, ...]) -> int:
-        n = 0
-        for a, b in zip(path[:-1], folders):
-            if a != b:
-                break
-            n += 1
-        return n
-
-    scored = sorted(((shared(p), p) for p in paths), reverse=True)
-    if scored[0][0] == 0 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
-        return None
-    return scored[0][1]
 
 
 def _flag_name(text: str) -> str:
