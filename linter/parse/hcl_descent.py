@@ -21,7 +21,7 @@ import sys
 
 from .hcl import (
     Attribute, BinaryOp, Block, Conditional, ForExpr, FunctionCall, GetAttr, HclBody, HclSyntaxError, Index,
-    Literal, ObjectExpr, ObjectItem, Parenthesis, Splat, Template, TupleExpr, Traversal, UnaryOp, _Directive,
+    Literal, ObjectExpr, ObjectItem, Parenthesis, Splat, TupleExpr, Traversal, UnaryOp, _Directive,
     _finish_template, _heredoc_expr, _unescape,
 )
 from .hcl_lexer import _STRING_CHARS, tokenize
@@ -386,9 +386,10 @@ class _Parser:
         self.depth -= 1
         return ObjectExpr(items, tok[2], tok[3])
 
-    def for_expr(self, tok: tuple, closer: str):
+    def for_header(self) -> tuple[list, object]:
+        """``NAME [, NAME] in EXPR`` after ``for`` (for-expressions and
+        ``%{ for }`` directives): the names and the collection."""
         t = self.t
-        self.i += 1   # for
         names = [self.expect("w")[1]]
         if t[self.i][0] == ",":
             self.i += 1
@@ -397,7 +398,12 @@ class _Parser:
         if word[0] != "w" or word[1] != "in":
             raise self.error(word)
         self.i += 1
-        coll = self.expression()
+        return names, self.expression()
+
+    def for_expr(self, tok: tuple, closer: str):
+        t = self.t
+        self.i += 1   # for
+        names, coll = self.for_header()
         self.expect(":")
         key_var, value_var = (names[0], names[1]) if len(names) == 2 else (None, names[0])
         key = None
@@ -474,15 +480,7 @@ class _Parser:
         if kind == "if":
             expr = self.expression()
         elif kind == "for":
-            names.append(self.expect("w")[1])
-            if t[self.i][0] == ",":
-                self.i += 1
-                names.append(self.expect("w")[1])
-            w = t[self.i]
-            if w[0] != "w" or w[1] != "in":
-                raise self.error(w)
-            self.i += 1
-            expr = self.expression()
+            names, expr = self.for_header()
         sr = t[self.i][0] == "~"
         if sr:
             self.i += 1

@@ -91,26 +91,16 @@ def tokenize(text: str, line: int = 1, column: int = 1) -> list:
                 pos += 2
                 modes.append("i")
                 in_string = False
-            elif (ch == "$" or ch == "%") and text.startswith(ch + "{", pos + 1):
-                m = _ESCAPED.match(text, pos)
-                if m is None:
-                    append(("err", ch, line, pos - line_start + 1, line, pos))
-                    break
-                value = m.group()
-                nl = value.count("\n")
-                tok = ("esc", value, line, pos - line_start + 1, line + nl, pos)
-                pos = m.end()
-                if nl:
-                    line += nl
-                    line_start = pos - (len(value) - value.rindex("\n")) + 1
             else:
-                m = _STRING_CHARS.match(text, pos)
+                # `$${` / `%%{` escapes, else a run of literal characters
+                escaped = (ch == "$" or ch == "%") and text.startswith(ch + "{", pos + 1)
+                m = (_ESCAPED if escaped else _STRING_CHARS).match(text, pos)
                 if m is None:
                     append(("err", ch, line, pos - line_start + 1, line, pos))
                     break
                 value = m.group()
                 nl = value.count("\n")
-                tok = ("s", value, line, pos - line_start + 1, line + nl, pos)
+                tok = ("esc" if escaped else "s", value, line, pos - line_start + 1, line + nl, pos)
                 pos = m.end()
                 if nl:
                     line += nl
