@@ -118,8 +118,9 @@ def _data_class(module: str, name: str) -> type | None:
 
 class _ParseResultUnpickler(pickle.Unpickler):
     """Resolves only this package's plain data classes (and the UNKNOWN
-    value, which is not callable): a pickle that names anything else (``os.system``, ``builtins.eval``, a class with side
-    effects, a dotted attribute path) fails to load."""
+    value, which is not callable): a pickle that names anything else
+    (``os.system``, ``builtins.eval``, a class with side effects, a dotted
+    attribute path) fails to load."""
 
     def find_class(self, module: str, name: str) -> Any:
         cls = _data_class(module, name)

@@ -331,10 +331,13 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     var_inputs = _read_all([SourceFile(Path(v), v, FileKind.TERRAFORM_VARS) for v in options.var_files],
                            max_bytes, options, cache)
     key = None
-    if cache is not None and options.reuse_run and "-" not in paths:
+    if cache is not None:
         from mlcost_lint import run_cache
 
-        key = run_cache.run_key(cache, paths=paths, report_paths=options.report_paths, settings=settings,
+        # read once: the run key and the Terraform root keys both hold it (and a price file's content)
+        settings_key = run_cache.settings_fingerprint(settings)
+    if cache is not None and options.reuse_run and "-" not in paths:
+        key = run_cache.run_key(cache, paths=paths, report_paths=options.report_paths, settings_key=settings_key,
                                 file_keys=[i.run_key_part() for i in inputs],
                                 var_keys=[i.run_key_part() for i in var_inputs],
                                 cli_vars=options.cli_vars, cwd=os.getcwd())
@@ -349,7 +352,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
         parsed.append(holder)
     var_files = _parse_inputs(var_inputs, settings, options, cache) if var_inputs else []
     project = build_model(parsed, settings, var_files, options.cli_vars,
-                          _root_cache(cache, settings, inputs, var_inputs, options) if cache is not None else None,
+                          _root_cache(cache, settings_key, inputs, var_inputs, options) if cache is not None else None,
                           _embedded_parse(cache) if cache is not None else None)
     failures: list[RuleFailure] = []
     findings = run_rules(project, settings, selected_rules(settings), failures)
@@ -372,8 +375,6 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     out = LintResult(result.kept, result.suppressed, parsed, project, result, failures, secrets, found.skipped,
                      fixes={id(f): fix for f, fix in fix_pairs}, read_as=read_as(project))
     if key is not None and not failures:
-        from mlcost_lint import run_cache
-
         run_cache.store(cache, key, run_cache.CachedRun(
             kept=result.kept, suppressed=result.suppressed, used=result.used, used_selectors=result.used_selectors,
             files=[run_cache.light(pf) for pf in parsed], secrets=secrets,
@@ -392,15 +393,16 @@ def _from_run_cache(hit: "run_cache.CachedRun", found: Discovery) -> LintResult:
                       fixes=run_cache.fixes_by_id(hit.kept, hit.fixes), read_as=hit.read_as, from_run_cache=True)
 
 
-def _root_cache(cache: ParseCache, settings: Settings, inputs: list[_Input], var_inputs: list[_Input],
+def _root_cache(cache: ParseCache, settings_key: str, inputs: list[_Input], var_inputs: list[_Input],
                 options: LintOptions) -> "RootCache":
     """Evaluated Terraform roots from earlier runs, keyed by their files'
-    parse keys and everything else evaluation reads."""
+    parse keys and everything else evaluation reads (``settings_key``:
+    run_cache.settings_fingerprint)."""
     from mlcost_lint import run_cache
     from mlcost_lint.model.terraform.root_cache import RootCache
 
     context = "\0".join([
-        "terraform-root", run_cache.package_fingerprint(), run_cache.settings_fingerprint(settings),
+        "terraform-root", run_cache.package_fingerprint(), settings_key,
         *(i.run_key_part() for i in var_inputs), *sorted(f"{k}={v}" for k, v in options.cli_vars.items())])
     return RootCache(cache, {i.source.display: i.key for i in inputs}, context)
 

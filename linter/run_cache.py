@@ -90,10 +90,11 @@ def settings_fingerprint(settings: Settings) -> str:
     return "\n".join(parts)
 
 
-def run_key(cache: ParseCache, *, paths: Iterable[str], settings: Settings, file_keys: Iterable[str],
+def run_key(cache: ParseCache, *, paths: Iterable[str], settings_key: str, file_keys: Iterable[str],
             var_keys: Iterable[str], cli_vars: dict[str, str], cwd: str,
             report_paths: Iterable[str] | None = None) -> str:
-    """``file_keys``: one string per discovered file, in discovery order (its
+    """``settings_key``: :func:`settings_fingerprint` of the run's settings.
+    ``file_keys``: one string per discovered file, in discovery order (its
     parse-cache key, or what made it unreadable)."""
     h = hashlib.sha256()
 
@@ -103,7 +104,7 @@ def run_key(cache: ParseCache, *, paths: Iterable[str], settings: Settings, file
     add("run")
     add(cache.salt.decode("utf-8", "surrogatepass"))
     add(package_fingerprint())
-    add(settings_fingerprint(settings))
+    add(settings_key)
     add(cwd)
     add("all" if report_paths is None else "only\0" + "\0".join(sorted(report_paths)))
     for group in (list(paths), list(file_keys), list(var_keys), sorted(f"{k}={v}" for k, v in cli_vars.items())):

@@ -51,8 +51,7 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
     model = TerraformModel()
     budget = Budget(getattr(settings, "max_evaluation_steps", 2_000_000))
     sources: dict[str, ModuleSource] = {}
-    tfvars_by_dir: dict[str, list] = {}
-    tfvars_paths: dict[str, list[str]] = {}
+    tfvars_by_dir: dict[str, list] = {}      # dir -> [(file name, body, path)]
     dir_files: dict[str, list[str]] = {}    # what each module directory's evaluation reads
     plans: list = []
 
@@ -72,8 +71,7 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
                 if _is_auto_vars(name):
                     body = _vars_body(f)
                     if body is not None:
-                        tfvars_by_dir.setdefault(_dir_of(f.path), []).append((name, body))
-                        tfvars_paths.setdefault(_dir_of(f.path), []).append(f.path)
+                        tfvars_by_dir.setdefault(_dir_of(f.path), []).append((name, body, f.path))
             elif kind in (FileKind.TERRAFORM_PLAN, FileKind.JSON) and f.documents:
                 doc = f.documents[0]
                 if is_plan_json(doc.data):
@@ -103,7 +101,7 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
     extra_vars = [b for b in (_vars_body(f) for f in var_files) if b is not None]
     if root_cache is not None:
         root_cache.dir_files = dir_files
-    run = _Roots(build, called, tfvars_by_dir, tfvars_paths, extra_vars, cli_vars or {}, root_cache)
+    run = _Roots(build, called, tfvars_by_dir, extra_vars, cli_vars or {}, root_cache)
     for d in roots:
         run.root(d)
 
@@ -175,12 +173,11 @@ class _Roots:
     prepared only when some root has to be evaluated: a run whose roots all
     come from the cache reads no HCL tree at all."""
 
-    def __init__(self, build: Any, called: dict[str, set[str]], tfvars_by_dir: dict, tfvars_paths: dict,
+    def __init__(self, build: Any, called: dict[str, set[str]], tfvars_by_dir: dict,
                  extra_vars: list, cli_vars: dict[str, str], root_cache: Any) -> None:
         self.build = build
         self.called = called
         self.tfvars_by_dir = tfvars_by_dir
-        self.tfvars_paths = tfvars_paths
         self.extra_vars = extra_vars
         self.cli_vars = cli_vars
         self.cache = root_cache
@@ -211,7 +208,8 @@ class _Roots:
 
         build, cache = self.build, self.cache
         model, budget = build.model, build.budget
-        manifest = cache.manifest_key(d, sorted(self.tfvars_paths.get(d, []))) if cache is not None else None
+        auto_vars = self.tfvars_by_dir.get(d, [])
+        manifest = cache.manifest_key(d, sorted(path for _, _, path in auto_vars)) if cache is not None else None
         cached = cache.lookup(manifest) if manifest is not None else None
         if cached is not None and not budget.exhausted and budget.steps + cached.steps <= budget.limit:
             budget.steps += cached.steps
@@ -228,8 +226,7 @@ class _Roots:
         marks = (len(model.resources), len(model.providers), len(model.module_calls), len(model.diagnostics))
         steps, reported = budget.steps, build.budget_reported
         build.touched = {d}   # ModuleInstance._local_child adds every module directory it looks up
-        inputs = _root_inputs(build.sources[d], self.tfvars_by_dir.get(d, []), self.extra_vars, self.cli_vars,
-                              build)
+        inputs = _root_inputs(build.sources[d], auto_vars, self.extra_vars, self.cli_vars, build)
         instance = ModuleInstance(build, build.sources[d], inputs, {}, "", (), (d,), d)
         try:
             instance.run()
@@ -263,7 +260,8 @@ def _secrets_taken(model: TerraformModel, resources: list, secrets: frozenset) -
 
 def _root_inputs(src: Any, auto_vars: list, var_files: list, cli_vars: dict[str, str], build: Any) -> dict:
     """Root variable values: tfvars (lexical order of *.auto.tfvars after
-    terraform.tfvars), then -var-file, then -var."""
+    terraform.tfvars), then -var-file, then -var. ``auto_vars``: the root
+    directory's (file name, body, path)."""
     from mlcost_lint.model.terraform.builder import Input
     from mlcost_lint.model.terraform.evaluator import BudgetExceeded, Scope
     from mlcost_lint.model.terraform.types import ANY, is_complex
@@ -273,7 +271,7 @@ def _root_inputs(src: Any, auto_vars: list, var_files: list, cli_vars: dict[str,
         name = item[0]
         return (0 if name.startswith("terraform.tfvars") else 1, name)
 
-    bodies = [b for _, b in sorted(auto_vars, key=rank)] + list(var_files)
+    bodies = [body for _, body, _ in sorted(auto_vars, key=rank)] + list(var_files)
     inputs: dict[str, Input] = {}
     empty = Scope({})
 
