@@ -319,12 +319,16 @@ def _link_container(project: Project, workload: Workload, template: PodTemplate,
     for mounted in mounted_files(template, container):
         cms = [cm for cm in config_maps_named(project, mounted.config_map)
                if _same_namespace(cm.namespace, workload.namespace)]
-        if len(cms) != 1:
+        # Copies of one platform repeat a ConfigMap's name: the one in the
+        # workload's own copy is meant (link/nearest.py); otherwise no link.
+        cm = cms[0] if len(cms) == 1 else nearest(cms, lambda c: c.document.path, near)
+        if cm is None:
             continue
-        cm = cms[0]
         keys = list(cm.data) if mounted.key == "*" else [mounted.key]
         for key in keys:
             for config in embedded.get((cm.address, key), []):
+                if config.path != cm.document.path:
+                    continue    # the same address in another copy
                 in_container = posixpath.join(mounted.path, key) if mounted.key == "*" else mounted.path
                 named = named_paths.get(in_container.lstrip("/"))
                 where = f"mounted ConfigMap {cm.name} key {key} at {in_container}"

@@ -25,6 +25,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mlcost_lint.link.nearest import nearest
 from mlcost_lint.model.capacity import pinned_gpu
 from mlcost_lint.model.core import UNKNOWN, Related, is_known
 
@@ -281,13 +282,21 @@ def resolve_reference(project: "Project", config: "TrainingConfig", ref: str) ->
     if len(by_suffix) == 1:
         return by_suffix[0]
     if len(by_suffix) > 1:
-        return None
+        # Copies of one platform repeat the path: the copy holding this
+        # config is meant (as the link stage decides, link/nearest.py).
+        return nearest(by_suffix, _config_path, config.path)
     # A mounted ConfigMap key: /etc/train/ds_config.json -> data key ds_config.json.
     embedded = [c for c in index.by_key.get(base, ()) if c is not config]
-    same_map = [c for c in embedded if c.embedded_in == config.embedded_in]
+    same_map = [c for c in embedded if c.embedded_in == config.embedded_in and c.path == config.path]
     if len(same_map) == 1:
         return same_map[0]
-    return embedded[0] if len(embedded) == 1 else None
+    if len(embedded) == 1:
+        return embedded[0]
+    return nearest(embedded, _config_path, config.path) if embedded else None
+
+
+def _config_path(config: "TrainingConfig") -> str:
+    return config.path
 
 
 def _references(project: "Project", config: "TrainingConfig") -> tuple[list["TrainingConfig"], list[str]]:

@@ -127,6 +127,21 @@ def test_mounted_config_map(tmp_path):
          "mounted ConfigMap train-config key sft.yaml at /etc/train/sft.yaml, named in the command", 27)]
 
 
+def test_a_config_map_name_repeated_in_copies_links_the_workloads_own_copy(tmp_path):
+    """Two copies of one platform define the same ConfigMap (same namespace
+    and name): each job mounts the one in its own copy; a job apart from both
+    copies links neither (it stays a tie)."""
+    config_map, _, the_job = CM_JOB.partition("---\n")
+    p = project_of(tmp_path, {
+        "east/k8s/cm.yaml": config_map, "west/k8s/cm.yaml": config_map,
+        "east/k8s/job.yaml": the_job, "west/k8s/job.yaml": the_job, "shared/job.yaml": the_job,
+    })
+    assert sorted((c.config.path, c.config.address, c.evidence.path, c.evidence.line) for c in p.links.configs) == [
+        ("p/east/k8s/cm.yaml", "ConfigMap/default/train-config[sft.yaml]", "p/east/k8s/job.yaml", 15),
+        ("p/west/k8s/cm.yaml", "ConfigMap/default/train-config[sft.yaml]", "p/west/k8s/job.yaml", 15),
+    ]
+
+
 def test_mounted_config_map_with_subpath_not_named(tmp_path):
     text = CM_JOB.replace('["python", "train.py", "/etc/train/sft.yaml"]', '["python", "train.py"]').replace(
         "mountPath: /etc/train", "mountPath: /cfg/run.yaml\n              subPath: sft.yaml")
