@@ -22,7 +22,7 @@ output. The engine finds every Rule subclass by walking the package.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, ClassVar, Iterable
 

@@ -7,7 +7,6 @@ from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
 from mlcost_lint.model.capacity import count_value
 from mlcost_lint.rules.compute.gpu_capacity import (
-    KUBEFLOW_V1_KINDS,
     first_written,
     held_text,
     template_noun,
