@@ -607,16 +607,30 @@ def text_cleaner(secrets: Iterable[str], keep_tabs: bool = False) -> Any:
     from mlcost_lint.credentials import mask_credentials
 
     redact = Redactor(secrets)
+    # Messages repeat (related lines, addresses, one rule's text per object):
+    # each distinct short text is cleaned once per cleaner.
+    done: dict[str, str] = {}
 
     def clean(text: str) -> str:
         if not isinstance(text, str):
             return text
+        cached = done.get(text)
+        if cached is not None:
+            return cached
         hidden = mask_credentials(redact(text))
         if keep_tabs:
-            return "\t".join(escape_controls(part) for part in hidden.split("\t"))
-        return escape_controls(hidden)
+            out = "\t".join(escape_controls(part) for part in hidden.split("\t"))
+        else:
+            out = escape_controls(hidden)
+        if len(text) <= _MEMO_CLEAN_MAX and len(done) < _MEMO_CLEAN_ENTRIES:
+            done[text] = out
+        return out
 
     return clean
+
+
+_MEMO_CLEAN_MAX = 1024          # characters of one remembered text
+_MEMO_CLEAN_ENTRIES = 100_000   # texts remembered by one cleaner
 
 
 def redact_findings(findings: list, project: Any) -> frozenset[str]:
