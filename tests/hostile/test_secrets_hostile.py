@@ -119,6 +119,9 @@ def test_no_corpus_message_changes_when_the_other_repositories_join_the_scan(tmp
     ("AWS_ACCESS_KEY_ID: AKIAIOSFODNN7EXAMPLE", "AWS_ACCESS_KEY_ID: ***"),
     ("aws_access_key_id = Q2xvdWRLZXkxMjM0NTY3", "aws_access_key_id = ***"),
     ("  url: postgres://admin:hunter2pass@db:5432/x", "  url: postgres://admin:***@db:5432/x"),
+    # a scheme glued to a word or a digit: the match starts where it did
+    ("mirror9pg+ssl://u:hunter2pass@db", "mirror9pg+ssl://u:***@db"),
+    ("x-redis://:hunter2pass@cache/0", "x-redis://:***@cache/0"),
     ("curl -H 'Authorization: Bearer abcdefghijklmnop123456' x", "curl -H 'Authorization: Bearer ***' x"),
     ("see https://hooks.slack.com/services/T000/B000/XXXXabcd", "see https://hooks.slack.com/services/***"),
     ("SENTRY=https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/1",
