@@ -91,12 +91,33 @@ def parse_bytes(data: bytes, path: str, kind: FileKind, *, max_depth: int = 500)
     return result
 
 
+# What hcl_nesting skips, in the order its scan meets them at one position:
+# a quoted string (to its closing quote or the end of the line; a backslash
+# escapes any character, a line break too), a # or // comment to the end of
+# the line, a /* */ comment (to the end of the text when unclosed).
+_HCL_NOT_BRACKETS = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|//[^\n]*|/\*.*?(?:\*/|\Z)', re.S)
+_HCL_BRACKETS = re.compile(r"[\[\](){}]")
+_HCL_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+
+
 def hcl_nesting(text: str, limit: int) -> tuple[int, int] | None:
     """The (line, column) where brackets first nest deeper than ``limit``,
     or None. Quoted strings and comments are skipped; heredoc bodies are not
     (their brackets only make the count larger, and real files sit far
     below the limit). Cheap and linear: checked before the recursive parser
-    sees the text."""
+    sees the text. The depth is found with regular expressions (C speed: the
+    character loop below was 1.2 s of 7 MB of HCL, two thirds of the parse
+    itself); only a file that does nest too deep is walked again for the
+    position."""
+    from itertools import accumulate
+
+    brackets = _HCL_BRACKETS.findall(_HCL_NOT_BRACKETS.sub("", text))
+    if max(accumulate(map(_HCL_STEP.__getitem__, brackets)), default=0) <= limit:
+        return None
+    return _hcl_nesting_position(text, limit)
+
+
+def _hcl_nesting_position(text: str, limit: int) -> tuple[int, int] | None:
     depth = 0
     line, col = 1, 0
     i, n = 0, len(text)

@@ -151,3 +151,27 @@ def test_hcl_nesting_skips_strings_and_comments():
     text = 'a = "[[[[[[" # {{{{{{\n/* (((((( */ b = [[1]] // ]]]]\nc = "\\"[[[["\n'
     assert hcl_nesting(text, 2) is None
     assert hcl_nesting(text, 1) == (2, 19)
+
+
+def test_hcl_nesting_decides_as_the_character_walk():
+    """The regex depth check says "too deep" exactly when the character walk
+    (kept for the position) finds a bracket past the limit: random texts of
+    the characters that matter (quotes, escapes, line breaks, the three
+    comment forms, brackets) and every fixture .tf file."""
+    import random
+
+    from mlcost_lint.parse import _hcl_nesting_position, hcl_nesting
+
+    rnd = random.Random(17)
+    alphabet = '"\\\n#/*{}[]()a '
+    texts = ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 40))) for _ in range(20000)]
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures"
+    texts += [p.read_text(errors="replace") for p in sorted(fixtures.rglob("*.tf"))]
+    assert len(texts) > 20000
+    deep = 0
+    for text in texts:
+        for limit in (0, 1, 2, 4, 8):
+            expected = _hcl_nesting_position(text, limit)
+            assert hcl_nesting(text, limit) == expected, (text, limit)
+            deep += expected is not None
+    assert deep > 1000   # both answers are exercised
