@@ -266,6 +266,8 @@ def scramble_cache(cache: Path, outside: Path, marker: Path, rng: random.Random,
                     done.append(f"link_version {f.name}")
             elif op == "foreign_version":
                 f = cache / rng.choice(["v0.0.1", "v9.9.9", "v1"])
+                if f.is_symlink():   # an earlier link_version: never write through our own link
+                    f.unlink()
                 f.mkdir(exist_ok=True)
                 (f / "ab").mkdir(exist_ok=True)
                 (f / "ab" / "outside").symlink_to(target_dir, target_is_directory=True)

@@ -78,6 +78,8 @@ def test_bounded_functions_keep_their_answers(expr: str, expected):
 @pytest.mark.parametrize(("name", "args"), [
     ("range", [1e308, -1e308, 1e308]),      # (stop - start) / step overflows to -inf
     ("range", [0, 1e308, 1e-308]),
+    ("range", [-10 ** 400]),                # int / int past a float: OverflowError (fuzz seed 23)
+    ("range", [0, 10 ** 400, 3]),
     ("ceil", [float("nan")]),
     ("floor", [float("inf")]),
     ("abs", [float("-inf")]),

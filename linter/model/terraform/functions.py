@@ -338,7 +338,10 @@ def range_(*args: Any) -> Any:
         raise EvalError("range: 1 to 3 arguments")
     if step == 0:
         raise EvalError("range: step 0")
-    span = (stop - start) / step
+    try:
+        span = (stop - start) / step
+    except OverflowError:   # integers past a float (a 400-digit bound): Terraform refuses as well
+        raise EvalError("range: too many elements") from None
     if not math.isfinite(span) or span > MAX_RANGE:   # 1e308 steps overflow to inf
         raise EvalError("range: too many elements")
     count = math.ceil(span)
