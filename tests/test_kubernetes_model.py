@@ -189,3 +189,43 @@ spec:
     assert w.name == "<unnamed>" and t.replicas is UNKNOWN and t.labels == {}
     assert [c.command for c in t.containers] == [["echo"]]
     assert t.tolerations == [] and len(t.volumes) == 1
+
+
+def test_containers_are_frozen_when_the_model_is_built(tmp_path):
+    """accelerators() is remembered once the model stage is done (readers
+    such as the SkyPilot and Slurm ones fill limits while it runs): every
+    container of a built project answers as a fresh computation would, and
+    a returned dict is the caller's own."""
+    from mlcost_lint.config import Settings
+    from mlcost_lint.model.build import build_project
+    from mlcost_lint.parse import parse_bytes
+    from mlcost_lint.parse.document import FileKind
+
+    (tmp_path / "job.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n      containers:\n"
+        "        - name: a\n          image: x\n          resources:\n            limits: {nvidia.com/gpu: 4}\n"
+        "        - name: b\n          image: x\n          resources:\n            requests: {amd.com/gpu: two}\n")
+    (tmp_path / "sky.yaml").write_text("resources:\n  accelerators: A100:8\nrun: python train.py\n")
+    parsed = [parse_bytes((tmp_path / n).read_bytes(), n, FileKind.YAML) for n in ("job.yaml", "sky.yaml")]
+    project = build_project(parsed, Settings(root=tmp_path))
+    containers = [c for w in project.kubernetes.workloads for t in w.templates for c in t.containers]
+    assert [c.frozen_accelerators for c in containers] == [{"nvidia.com/gpu": 4}, {"amd.com/gpu": UNKNOWN},
+                                                           {"nvidia.com/gpu": 8}]
+    for c in containers:
+        frozen = c.accelerators()
+        c.frozen_accelerators = None
+        assert frozen == c.accelerators()
+        c.freeze()
+    first = containers[0].accelerators()
+    first["nvidia.com/gpu"] = 0
+    assert containers[0].accelerators() == {"nvidia.com/gpu": 4}
+    # the shell program is built once per frozen container, as a fresh build would
+    from mlcost_lint.link.shell import program_of
+
+    sky = containers[2]
+    program = program_of(sky)
+    assert program_of(sky) is program
+    assert [[w.text for w in c.words] for c in program.commands] == [["python", "train.py"]]
+    sky.frozen = False
+    assert program_of(sky) is not program
+    assert [[w.text for w in c.words] for c in program_of(sky).commands] == [["python", "train.py"]]

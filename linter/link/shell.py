@@ -387,13 +387,19 @@ def container_words(container: Container) -> list[Word]:
 
 def program_of(container: Container) -> Program:
     """The simple commands a container runs (empty when it uses the image's
-    entrypoint)."""
+    entrypoint). Built once per container after the model stage (the
+    links and rules share it: nobody changes a Program once built)."""
+    if container.frozen and container.frozen_program is not None:
+        return container.frozen_program
     if container.script is not None:
-        return program_of_script(*container.script)
-    program = Program()
-    words = container_words(container)
-    if words:
-        _commands_from_words(words, 0, program)
+        program = program_of_script(*container.script)
+    else:
+        program = Program()
+        words = container_words(container)
+        if words:
+            _commands_from_words(words, 0, program)
+    if container.frozen:
+        container.frozen_program = program
     return program
 
 

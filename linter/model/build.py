@@ -141,6 +141,10 @@ def _build_project(parsed: list[ParsedFile], settings: Settings,
     if azureml_computes or any(w.managed is not None for w in project.kubernetes.workloads):
         _resolve_managed(project, azureml_computes)
     project.terraform.resources.extend(pcluster)   # node pools Terraform rules do not know by type
+    for workload in (*project.kubernetes.workloads, *project.kubernetes.fragments):
+        for template in workload.templates:
+            for container in template.containers:
+                container.freeze()
     return project
 
 

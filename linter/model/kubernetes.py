@@ -69,15 +69,30 @@ class Container(Located):
     # A whole shell script this container runs when it is not a command
     # list (a Slurm batch script): (text, origin as program_of_script takes it).
     script: tuple[str, Location] | None = None
+    # Set at the end of the model stage (freeze): readers still fill requests,
+    # limits and scripts while the model is built, so nothing is remembered
+    # before. Links and rules then ask accelerators() ~20 times and the shell
+    # program (link/shell.py program_of) ~4 times per container.
+    frozen: bool = field(default=False, repr=False, compare=False)
+    frozen_accelerators: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    frozen_program: Any = field(default=None, repr=False, compare=False)   # read-only once built
 
     @property
     def argv(self) -> list[str]:
         """command + args as one list: what the container runs."""
         return [*self.command, *self.args]
 
+    def freeze(self) -> None:
+        """The model stage is done with this container (model/build.py)."""
+        self.frozen, self.frozen_accelerators, self.frozen_program = False, None, None
+        self.frozen_accelerators = self.accelerators()
+        self.frozen = True
+
     def accelerators(self) -> dict[str, Maybe[int]]:
         """Accelerator resource name -> count (limits win, as Kubernetes
         requires them equal for extended resources). UNKNOWN when not a number."""
+        if self.frozen_accelerators is not None:
+            return dict(self.frozen_accelerators)
         out: dict[str, Maybe[int]] = {}
         for source in (self.requests, self.limits):
             for name, qty in source.items():
