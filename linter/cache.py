@@ -416,6 +416,10 @@ class ParseCache:
         self._used.add(key)
         return value
 
+    def keep(self, key: str) -> None:
+        """An entry this run may read later (cache_trees.py): pruned last."""
+        self._used.add(key)
+
     def put(self, key: str, value: Any) -> None:
         try:
             payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)

@@ -21,6 +21,7 @@ from mlcost_lint.suppress import SuppressionResult, apply_suppressions
 if TYPE_CHECKING:
     from mlcost_lint import run_cache
     from mlcost_lint.cache import CacheWriter, ParseCache
+    from mlcost_lint.cache_trees import HclTrees
     from mlcost_lint.model.terraform.root_cache import RootCache
 
 
@@ -128,25 +129,27 @@ def _read(sf: SourceFile, max_bytes: int, options: LintOptions) -> tuple[bytes |
 
 
 def _parse_chunk(tasks: list[tuple[bytes, str, FileKind, str | None]], max_depth: int,
-                 writer: CacheWriter | None) -> list[bytes | None]:
-    """Worker side: parse, pickle once, write the cache entry here (so the
-    parent neither pickles nor writes), return the pickles. A result too
-    deep to pickle (``1 + 1 + ...`` with hundreds of terms is a deep
-    expression tree) is None: the parent parses that file itself, so the
-    output is the same whatever ``--jobs`` is (issue 16, item 10)."""
-    import pickle
+                 writer: CacheWriter | None) -> list[tuple[bytes, bytes | None] | None]:
+    """Worker side: parse, pickle once, write the cache entries here (so the
+    parent neither pickles nor writes), return the pickles (a .tf file's
+    tree apart: cache_trees.py). A result too deep to pickle (``1 + 1 + ...``
+    with hundreds of terms is a deep expression tree) is None: the parent
+    parses that file itself, so the output is the same whatever ``--jobs``
+    is (issue 16, item 10)."""
+    from mlcost_lint import cache_trees
 
-    out: list[bytes | None] = []
+    out: list[tuple[bytes, bytes | None] | None] = []
     for data, display, kind, key in tasks:
         try:
-            payload = pickle.dumps(parse_bytes(data, display, kind, max_depth=max_depth),
-                                   protocol=pickle.HIGHEST_PROTOCOL)
+            payloads = cache_trees.payloads(parse_bytes(data, display, kind, max_depth=max_depth))
         except RecursionError:
             out.append(None)
             continue
         if writer is not None and key is not None:
-            writer.put_payload(key, payload)
-        out.append(payload)
+            if payloads[1] is not None:
+                writer.put_payload(cache_trees.tree_key(key), payloads[1])
+            writer.put_payload(key, payloads[0])
+        out.append(payloads)
     return out
 
 
@@ -166,16 +169,17 @@ def _chunks(tasks: list[_ParseTask], n: int) -> list[list[_ParseTask]]:
 
 def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
                 cache: ParseCache | None = None) -> dict[int, ParsedFile]:
+    from mlcost_lint import cache_trees
+
     total = sum(len(t.data or b"") for t in tasks)
     if jobs <= 1 or len(tasks) < _PARALLEL_MIN_FILES or total < _PARALLEL_MIN_BYTES:
         out = {}
         for t in tasks:
             out[t.index] = parsed = parse_bytes(t.data or b"", t.display, t.kind, max_depth=max_depth)
             if cache is not None and t.cache_key is not None:
-                cache.put(t.cache_key, parsed)
+                cache_trees.store(cache, t.cache_key, parsed)
         return out
     import multiprocessing
-    import pickle
     from concurrent.futures import ProcessPoolExecutor
 
     # fork: workers inherit the imported parsers and the grammar (no
@@ -196,9 +200,9 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
                     out[task.index] = parsed = parse_bytes(task.data or b"", task.display, task.kind,
                                                            max_depth=max_depth)
                     if cache is not None and task.cache_key is not None:
-                        cache.put(task.cache_key, parsed)
+                        cache_trees.store(cache, task.cache_key, parsed)
                     continue
-                out[task.index] = pickle.loads(payload)
+                out[task.index] = cache_trees.joined(*payload)
                 if writer is not None and task.cache_key is not None:
                     cache.writes += 1
     return out
@@ -290,7 +294,9 @@ def _read_all(files: list[SourceFile], max_bytes: int, options: LintOptions,
 
 
 def _parse_inputs(inputs: list[_Input], settings: Settings, options: LintOptions,
-                  cache: ParseCache | None) -> list[ParsedFile]:
+                  cache: ParseCache | None, trees: "HclTrees | None" = None) -> list[ParsedFile]:
+    """``trees``: where a cached .tf file's tree is loaded from when a root
+    module needs it (cache_trees.py); without it, trees are loaded now."""
     with _GcPaused():
         results: dict[int, ParsedFile] = {}
         todo: list[_ParseTask] = []
@@ -301,6 +307,13 @@ def _parse_inputs(inputs: list[_Input], settings: Settings, options: LintOptions
             if cache is not None and item.key is not None:
                 hit = cache.get(item.key)
                 if isinstance(hit, ParsedFile):
+                    if hit.hcl_outline is not None and hit.hcl is None:
+                        if trees is None:
+                            from mlcost_lint.cache_trees import HclTrees
+
+                            HclTrees(cache, settings.max_nesting_depth).load_now(hit, item.key, item.data)
+                        else:
+                            trees.add(hit, item.key, item.data)
                     results[i] = hit
                     continue
             todo.append(_ParseTask(i, item.data, item.source.display, item.kind, item.key))
@@ -345,7 +358,10 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
             hit = run_cache.load(cache, key)
         if hit is not None:
             return _from_run_cache(hit, found)
-    parsed = _parse_inputs(inputs, settings, options, cache)
+    from mlcost_lint.cache_trees import HclTrees
+
+    trees = HclTrees(cache, settings.max_nesting_depth) if cache is not None else None
+    parsed = _parse_inputs(inputs, settings, options, cache, trees)
     # Discovery problems (unreadable folders, missing paths) are reported like parse errors.
     if found.errors:
         holder = ParsedFile(path="", kind=FileKind.YAML, errors=list(found.errors))
@@ -353,7 +369,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     var_files = _parse_inputs(var_inputs, settings, options, cache) if var_inputs else []
     project = build_model(parsed, settings, var_files, options.cli_vars,
                           _root_cache(cache, settings_key, inputs, var_inputs, options) if cache is not None else None,
-                          _embedded_parse(cache) if cache is not None else None)
+                          _embedded_parse(cache) if cache is not None else None, trees)
     failures: list[RuleFailure] = []
     findings = run_rules(project, settings, selected_rules(settings), failures)
     if options.report_paths is not None:
@@ -415,11 +431,11 @@ def _embedded_parse(cache: ParseCache):
 
 def build_model(parsed: list[ParsedFile], settings: Settings, var_files: list[ParsedFile],
                 cli_vars: dict[str, str], root_cache: "RootCache | None" = None,
-                embedded_parse=None) -> Project:
+                embedded_parse=None, hcl_trees: "HclTrees | None" = None) -> Project:
     from mlcost_lint.link import link_project
     from mlcost_lint.model.build import build_project
 
     project = build_project(parsed, settings, var_files=var_files, cli_vars=cli_vars, root_cache=root_cache,
-                            embedded_parse=embedded_parse)
+                            embedded_parse=embedded_parse, hcl_trees=hcl_trees)
     link_project(project, settings)
     return project

@@ -419,6 +419,10 @@ def collect_hcl_secrets(files: list) -> frozenset[str]:
     c = _Collector()
     for pf in files:
         hcl = getattr(pf, "hcl", None)
+        outline = getattr(pf, "hcl_outline", None)
+        if hcl is None and outline is not None:     # a cached .tf file: its tree is not loaded
+            c.sensitive_vars.update(outline.sensitive_variables)
+            continue
         for block in getattr(hcl, "blocks", None) or []:
             if block.type == "variable" and block.labels and _literal(
                     getattr(block.attributes.get("sensitive"), "expr", None)) is True:

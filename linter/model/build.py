@@ -61,18 +61,20 @@ def gc_paused() -> Iterator[None]:
 
 def build_project(parsed: list[ParsedFile], settings: Settings, *,
                   var_files: list[ParsedFile] = (), cli_vars: dict[str, str] | None = None,
-                  root_cache=None, embedded_parse=None) -> Project:
+                  root_cache=None, embedded_parse=None, hcl_trees=None) -> Project:
     """``root_cache``: evaluated Terraform root modules to reuse
     (model.terraform.root_cache.RootCache), or None to evaluate all.
     ``embedded_parse``: how texts embedded in ConfigMaps are parsed
-    (model.embedded_cache.EmbeddedDocuments), or None to parse them now."""
+    (model.embedded_cache.EmbeddedDocuments), or None to parse them now.
+    ``hcl_trees``: loads the trees of cached .tf files when a root module is
+    evaluated (cache_trees.HclTrees), or None when every tree is loaded."""
     with gc_paused():
-        return _build_project(parsed, settings, var_files, cli_vars, root_cache, embedded_parse)
+        return _build_project(parsed, settings, var_files, cli_vars, root_cache, embedded_parse, hcl_trees)
 
 
 def _build_project(parsed: list[ParsedFile], settings: Settings,
                    var_files: list[ParsedFile], cli_vars: dict[str, str] | None, root_cache,
-                   embedded_parse) -> Project:
+                   embedded_parse, hcl_trees=None) -> Project:
     project = Project(files=parsed)
     # Terraform first: its HCL trees are then released (_release_hcl) before
     # the Kubernetes and training models grow into that memory.
@@ -85,7 +87,7 @@ def _build_project(parsed: list[ParsedFile], settings: Settings,
         if pf.kind in _TERRAFORM_KINDS:
             terraform_files.append(pf)
     if terraform_files or var_files:
-        _build_terraform(project, terraform_files, settings, list(var_files), cli_vars or {}, root_cache)
+        _build_terraform(project, terraform_files, settings, list(var_files), cli_vars or {}, root_cache, hcl_trees)
     _release_hcl(project, parsed)
     azureml_computes: list = []
     pcluster: list = []
@@ -172,12 +174,13 @@ def _release_hcl(project: Project, parsed: list[ParsedFile]) -> None:
 
 
 def _build_terraform(project: Project, files: list[ParsedFile], settings: Settings,
-                     var_files: list[ParsedFile], cli_vars: dict[str, str], root_cache) -> None:
+                     var_files: list[ParsedFile], cli_vars: dict[str, str], root_cache,
+                     hcl_trees=None) -> None:
     from mlcost_lint.model.terraform import build_terraform
 
     try:
         project.terraform = build_terraform(files, settings, var_files=var_files, cli_vars=cli_vars,
-                                            root_cache=root_cache)
+                                            root_cache=root_cache, trees=hcl_trees)
     except RecursionError:
         files[0].errors.append(ParseError(files[0].path, 1, 1, "Terraform: nesting too deep to evaluate"))
     except Exception as exc:  # noqa: BLE001 - see the module docstring

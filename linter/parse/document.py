@@ -98,6 +98,19 @@ class ParseError:
     message: str
 
 
+@dataclass(slots=True, frozen=True)
+class HclOutline:
+    """What the model reads from a .tf file before any root module is
+    evaluated: the ``source`` strings of its module blocks (which folders
+    are roots) and the variables it declares ``sensitive`` (which tfvars
+    values are secrets). A .tf file taken from the parse cache carries this
+    instead of its tree; the tree is loaded only if a root module has to be
+    evaluated (model/terraform, pipeline._HclTrees)."""
+
+    module_sources: tuple[str, ...] = ()
+    sensitive_variables: tuple[str, ...] = ()
+
+
 @dataclass(slots=True)
 class ParsedFile:
     """Everything the later stages need from one file; cached by content hash."""
@@ -115,3 +128,6 @@ class ParsedFile:
     # file_secrets), found where the file is parsed (in parallel, cached);
     # None: not collected here (.tfvars, whose values depend on other files).
     secrets: frozenset[str] | None = None
+    # Set (and ``hcl`` None) on a .tf file whose tree stays in the parse
+    # cache until a root module needs it (HclOutline).
+    hcl_outline: HclOutline | None = None

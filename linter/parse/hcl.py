@@ -20,7 +20,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    from mlcost_lint.parse.document import HclOutline
 
 
 class HclSyntaxError(Exception):
@@ -563,3 +566,26 @@ def _pickle_by_fields() -> None:
 
 
 _pickle_by_fields()
+
+
+def outline_of(body: "HclBody") -> "HclOutline":
+    """The parts of a .tf tree the model reads before evaluating any root
+    (parse.document.HclOutline): what model/terraform and
+    secrets.collect_hcl_secrets take from the tree, read the same way."""
+    from mlcost_lint.parse.document import HclOutline
+
+    sources: list[str] = []
+    sensitive: list[str] = []
+    for blk in body.blocks:
+        if blk.type == "module" and blk.labels:
+            value = getattr(getattr(blk.attributes.get("source"), "expr", None), "value", None)
+            if isinstance(value, str):
+                sources.append(value)
+        elif blk.type == "variable" and blk.labels:
+            expr = getattr(blk.attributes.get("sensitive"), "expr", None)
+            flag = expr.value if isinstance(expr, Literal) else (
+                "".join(expr.parts) if isinstance(expr, Template) and all(isinstance(p, str) for p in expr.parts)
+                else None)
+            if flag is True:
+                sensitive.append(str(blk.labels[0]))
+    return HclOutline(tuple(sources), tuple(sensitive))

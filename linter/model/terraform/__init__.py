@@ -17,6 +17,8 @@ from typing import Any, Iterable
 
 from mlcost_lint.model.cloud import TerraformModel
 from mlcost_lint.model.core import UNKNOWN, Location
+from mlcost_lint.parse.document import ParsedFile
+from mlcost_lint.parse.hcl import outline_of
 
 
 def is_plan_json(data: Any) -> bool:
@@ -39,9 +41,13 @@ def _is_auto_vars(name: str) -> bool:
 
 
 def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
-                    cli_vars: dict[str, str] | None = None, root_cache: Any = None) -> TerraformModel:
+                    cli_vars: dict[str, str] | None = None, root_cache: Any = None,
+                    trees: Any = None) -> TerraformModel:
     """``root_cache``: a :class:`root_cache.RootCache` to take unchanged
-    root modules' evaluations from (and store the others in), or None."""
+    root modules' evaluations from (and store the others in), or None.
+    ``trees``: loads the tree of a .tf file that came from the parse cache
+    with only its outline (ParsedFile.hcl_outline); called only when some
+    root module has to be evaluated."""
     from mlcost_lint.model.terraform.builder import Build, ModuleSource
     from mlcost_lint.model.terraform.evaluator import Budget
     from mlcost_lint.model.terraform.plan import load_plan
@@ -55,16 +61,26 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
     dir_files: dict[str, list[str]] = {}    # what each module directory's evaluation reads
     plans: list = []
 
+    module_sources: dict[str, list[str]] = {}   # dir -> its module blocks' source strings
     for f in sorted(files, key=lambda f: f.path):
         kind = f.kind
         try:
-            if kind is FileKind.TERRAFORM and f.hcl is not None:
+            if kind is FileKind.TERRAFORM and f.hcl is None and f.hcl_outline is not None and trees is not None:
+                # Its tree is read when a root is evaluated (_Roots._prepare), in this order.
                 d = _dir_of(f.path)
-                sources.setdefault(d, ModuleSource(d)).add(f.hcl)
+                sources.setdefault(d, ModuleSource(d)).pending.append(f)
+                module_sources.setdefault(d, []).extend(f.hcl_outline.module_sources)
+                dir_files.setdefault(d, []).append(f.path)
+            elif kind is FileKind.TERRAFORM and f.hcl is not None:
+                d = _dir_of(f.path)
+                sources.setdefault(d, ModuleSource(d)).pending.append(f.hcl)
+                module_sources.setdefault(d, []).extend(outline_of(f.hcl).module_sources)
                 dir_files.setdefault(d, []).append(f.path)
             elif kind is FileKind.TERRAFORM_JSON and f.documents:
                 d = _dir_of(f.path)
-                sources.setdefault(d, ModuleSource(d)).add(json_to_hcl(f.documents[0]))
+                body = json_to_hcl(f.documents[0])
+                sources.setdefault(d, ModuleSource(d)).pending.append(body)
+                module_sources.setdefault(d, []).extend(outline_of(body).module_sources)
                 dir_files.setdefault(d, []).append(f.path)
             elif kind is FileKind.TERRAFORM_VARS:
                 name = posixpath.basename(f.path)
@@ -81,11 +97,9 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
 
     # Root modules: directories no scanned module calls as a local source.
     called: dict[str, set[str]] = {}
-    for d, src in sources.items():
-        for decl in src.modules:
-            attr = decl.block.attributes.get("source")
-            value = getattr(getattr(attr, "expr", None), "value", None)
-            if isinstance(value, str) and value.startswith(("./", "../")):
+    for d, values in module_sources.items():
+        for value in values:
+            if value.startswith(("./", "../")):
                 child = posixpath.normpath(posixpath.join(d, value))
                 if child in sources and child != d:
                     called.setdefault(d, set()).add(child)
@@ -101,7 +115,7 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
     extra_vars = [b for b in (_vars_body(f) for f in var_files) if b is not None]
     if root_cache is not None:
         root_cache.dir_files = dir_files
-    run = _Roots(build, called, tfvars_by_dir, extra_vars, cli_vars or {}, root_cache)
+    run = _Roots(build, called, tfvars_by_dir, extra_vars, cli_vars or {}, root_cache, trees)
     for d in roots:
         run.root(d)
 
@@ -174,8 +188,9 @@ class _Roots:
     come from the cache reads no HCL tree at all."""
 
     def __init__(self, build: Any, called: dict[str, set[str]], tfvars_by_dir: dict,
-                 extra_vars: list, cli_vars: dict[str, str], root_cache: Any) -> None:
+                 extra_vars: list, cli_vars: dict[str, str], root_cache: Any, trees: Any = None) -> None:
         self.build = build
+        self.trees = trees
         self.called = called
         self.tfvars_by_dir = tfvars_by_dir
         self.extra_vars = extra_vars
@@ -193,6 +208,13 @@ class _Roots:
         self.prepared = True
         found = []
         for src in self.build.sources.values():
+            # The files' trees, in path order: loaded now for the files that
+            # came from the parse cache with their outline only.
+            for item in src.pending:
+                body = self.trees(item) if isinstance(item, ParsedFile) else item
+                if body is not None:
+                    src.add(body)
+            src.pending = []
             try:
                 prepare(src)
             except RecursionError:

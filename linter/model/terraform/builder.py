@@ -62,6 +62,9 @@ class ModuleSource:
     providers: list = field(default_factory=list)     # (Block, path)
     outputs: dict = field(default_factory=dict)       # name -> (Attribute, path)
     tfvars: list = field(default_factory=list)        # HclBody (terraform.tfvars, *.auto.tfvars)
+    # trees (HclBody) or cached files (ParsedFile with an outline only) to add
+    # before the first preparation, in path order (model/terraform _Roots)
+    pending: list = field(default_factory=list)
     # prepared once
     order: list = field(default_factory=list)         # node keys, topological
     cyclic: dict = field(default_factory=dict)        # node key -> SCC id (only for cycles)

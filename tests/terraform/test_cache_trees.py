@@ -1,0 +1,100 @@
+""".tf trees kept apart in the parse cache (mlcost_lint.cache_trees): a run
+whose roots all come from the root cache loads no tree; a root that has to
+be evaluated loads the trees (or parses the file again when a tree entry is
+gone or damaged); the findings are always those of a run without a cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mlcost_lint import cache_trees
+from mlcost_lint.config import Settings
+from mlcost_lint.pipeline import LintOptions, lint
+
+POOL = ('variable "size" {\n  default = "p4d.24xlarge"\n}\n'
+        'resource "aws_instance" "gpu" {\n  instance_type = var.size\n}\n'
+        'resource "aws_s3_bucket" "scratch" {\n  bucket = "scratch-${var.size}"\n}\n')
+ROOT = ('module "pool" {\n  source = "../modules/pool"\n  size   = var.size\n}\n'
+        'variable "size" {\n  default = "p4d.24xlarge"\n}\n'
+        'variable "token" {\n  sensitive = true\n}\n')
+OTHER = 'resource "aws_s3_bucket" "logs" {\n  bucket = "logs"\n}\n'
+JOB = ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n      containers:\n"
+       "        - name: c\n          image: x\n          resources: {limits: {nvidia.com/gpu: 1}}\n")
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    root = tmp_path / "proj"
+    files = {"live/main.tf": ROOT, "live/terraform.tfvars": 'token = "hunter2-very-secret-value"\n',
+             "other/main.tf": OTHER, "modules/pool/main.tf": POOL, "k8s/job.yaml": JOB}
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.fixture
+def loaded(monkeypatch) -> list:
+    """How many trees each run loaded."""
+    counts: list = []
+    original = cache_trees.HclTrees.__call__
+
+    def counting(self, parsed):
+        counts.append(parsed.path)
+        return original(self, parsed)
+
+    monkeypatch.setattr(cache_trees.HclTrees, "__call__", counting)
+    return counts
+
+
+def _run(root: Path, use_cache: bool = True) -> tuple[list, frozenset]:
+    result = lint(["."], Settings(root=root),
+                  LintOptions(jobs=1, cache_dir=root.parent / "cache", use_cache=use_cache))
+    assert result.rule_failures == []
+    return [(f.code, f.location.path, f.location.line, f.message) for f in result.findings], result.secrets
+
+
+def test_a_run_whose_roots_all_come_from_the_cache_loads_no_tree(project: Path, loaded: list):
+    first = _run(project)
+    assert loaded == []          # a cold run parses: the trees are in memory
+    (project / "k8s" / "job.yaml").write_text(JOB + "# changed\n")
+    again = _run(project)
+    assert loaded == []          # every root from the root cache: no tree read
+    assert again == _run(project, use_cache=False)
+    assert first[0] == again[0]
+    # the sensitive variable is known from the outline: its tfvars value is still a secret
+    assert "hunter2-very-secret-value" in again[1]
+
+
+def test_a_root_that_is_evaluated_again_loads_the_trees(project: Path, loaded: list):
+    _run(project)
+    (project / "other" / "main.tf").write_text(OTHER.replace('"logs"', '"logs-2"'))
+    found = _run(project)
+    # one changed file, parsed now; the other .tf files come from the cache, trees loaded on demand
+    assert sorted(loaded) == ["live/main.tf", "modules/pool/main.tf"]
+    assert found == _run(project, use_cache=False)
+
+
+@pytest.mark.parametrize("damage", ["delete", "garbage"])
+def test_a_missing_or_damaged_tree_entry_is_parsed_again(project: Path, loaded: list, damage: str):
+    _run(project)
+    cache = project.parent / "cache"
+    trees = [p for p in cache.rglob("*.pkl") if p.read_bytes()[32:].find(b"HclBody") >= 0
+             and p.read_bytes()[32:].find(b"ParsedFile") < 0]
+    assert len(trees) == 3       # live, other and the module: one tree entry per .tf file
+    for p in trees:
+        if damage == "delete":
+            p.unlink()
+        else:
+            p.write_bytes(b"\0" * 40)
+    (project / "live" / "main.tf").write_text(ROOT + 'resource "aws_s3_bucket" "extra" {\n  bucket = "extra"\n}\n')
+    found = _run(project)
+    assert sorted(loaded) == ["modules/pool/main.tf", "other/main.tf"]
+    assert found == _run(project, use_cache=False)
+    # the module's bucket (its tree parsed again) and the root's new one
+    assert {f[:3] for f in found[0] if f[0] == "MLC303"} == {
+        ("MLC303", "live/main.tf", 11), ("MLC303", "modules/pool/main.tf", 7), ("MLC303", "other/main.tf", 1)}
