@@ -65,16 +65,13 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
     for f in sorted(files, key=lambda f: f.path):
         kind = f.kind
         try:
-            if kind is FileKind.TERRAFORM and f.hcl is None and f.hcl_outline is not None and trees is not None:
-                # Its tree is read when a root is evaluated (_Roots._prepare), in this order.
+            if kind is FileKind.TERRAFORM and (f.hcl is not None or f.hcl_outline is not None):
+                # A file from the parse cache has only its outline: its tree is
+                # read (``trees``) if a root is evaluated (_Roots._prepare).
                 d = _dir_of(f.path)
-                sources.setdefault(d, ModuleSource(d)).pending.append(f)
-                module_sources.setdefault(d, []).extend(f.hcl_outline.module_sources)
-                dir_files.setdefault(d, []).append(f.path)
-            elif kind is FileKind.TERRAFORM and f.hcl is not None:
-                d = _dir_of(f.path)
-                sources.setdefault(d, ModuleSource(d)).pending.append(f.hcl)
-                module_sources.setdefault(d, []).extend(outline_of(f.hcl).module_sources)
+                sources.setdefault(d, ModuleSource(d)).pending.append(f.hcl if f.hcl is not None else f)
+                outline = outline_of(f.hcl) if f.hcl is not None else f.hcl_outline
+                module_sources.setdefault(d, []).extend(outline.module_sources)
                 dir_files.setdefault(d, []).append(f.path)
             elif kind is FileKind.TERRAFORM_JSON and f.documents:
                 d = _dir_of(f.path)
