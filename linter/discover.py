@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -203,11 +204,18 @@ def _is_file(path: Path) -> bool:
         return False
 
 
+def _lstat_mode(path: Path) -> int | None:
+    """The file's mode without following a link, or None when it vanished
+    or cannot be read (the read then reports why, as _is_regular says)."""
+    try:
+        return path.lstat().st_mode
+    except OSError:
+        return None
+
+
 def _is_regular(path: Path) -> bool:
     """A regular file (not following links). A file that vanished since the
     folder was listed still counts: reading it reports that it vanished."""
-    import stat
-
     try:
         return stat.S_ISREG(path.lstat().st_mode)
     except FileNotFoundError:
@@ -231,8 +239,9 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
     out = Discovery()
     seen: set[str] = set()
 
-    def add(path: Path, kind: FileKind, follow: bool = True, explicit: bool = False) -> None:
-        display = display_path(path, cwd)
+    def add(path: Path, kind: FileKind, follow: bool = True, explicit: bool = False,
+            display: str | None = None) -> None:
+        display = display_path(path, cwd) if display is None else display
         if display in seen:
             return
         pattern = excluded_by(display, exclude, root, cwd)
@@ -297,21 +306,28 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
             if ignore is not None:
                 ignore.enter(here)
             dirnames[:] = sorted(d for d in dirnames if keep_dir(here, d))
+            # A walked name has no separator: its display path is the folder's
+            # plus the name (one relpath per folder, not per file).
+            folder = display_path(dirpath, cwd)
             for name in sorted(filenames):
                 kind = kind_of(name)
+                if kind is None and "." in name:
+                    continue
                 full = here / name
-                if kind is None and "." not in name and _is_regular(full) and not full.is_symlink():
+                if kind is None and _is_regular(full) and not full.is_symlink():
                     kind = _sniffed_kind(full)
                 if kind is None:
                     continue
+                display = name if folder == "." else f"{folder}/{name}"
                 rule = ignore.match(full, is_dir=False) if ignore is not None else None
                 if rule is not None:
-                    out.skipped.append(Skip(display_path(full, cwd), "gitignore", _why(rule, cwd)))
+                    out.skipped.append(Skip(display, "gitignore", _why(rule, cwd)))
                     continue
-                if full.is_symlink():
+                mode = _lstat_mode(full)
+                if mode is not None and stat.S_ISLNK(mode):
                     continue  # links may point outside the tree; not followed by default
-                if not _is_regular(full):
+                if mode is not None and not stat.S_ISREG(mode):
                     continue  # FIFOs, sockets, devices: reading them blocks or never ends
-                add(full, kind, follow=False)
+                add(full, kind, follow=False, display=display)
     out.files.sort(key=lambda f: f.display)
     return out
