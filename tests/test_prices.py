@@ -193,6 +193,27 @@ def test_bad_price_files(text: str, message: str):
         parse_table(text, "bad.csv")
 
 
+HEADER = ("cloud,instance_type,accelerator,accelerator_count,vcpus,memory_gib,region,on_demand_usd_per_hour,"
+          "spot_usd_per_hour_min,spot_usd_per_hour_median\n")
+
+
+def test_rows_are_read_by_column_name_as_csv_dict_rows_would_be():
+    """Columns in any order, a later column of the same name winning, a
+    short row's missing cells empty, blank lines neither rows nor counted
+    (the row numbers of messages)."""
+    text = ("region,cloud,instance_type,on_demand_usd_per_hour,accelerator,accelerator_count,vcpus,memory_gib,"
+            "spot_usd_per_hour_min,spot_usd_per_hour_median,region\n"
+            "ignored,aws,p4d.24xlarge,32.77,,,,,,,US-East-1\n\n")
+    rows, _ = parse_table(text, "t.csv")
+    assert [(r.instance_type, r.region, r.on_demand, r.spot_min) for r in rows] == [
+        ("p4d.24xlarge", "us-east-1", 32.77, None)]
+    # a short row lacks the last column (the region that counts): refused, as the 3rd row
+    with pytest.raises(PriceFileError, match=r"t.csv: row 3: needs an instance_type \(or accelerator\) and a region"):
+        parse_table(text + "ignored,aws,g5.xlarge,1.006\n", "t.csv")
+    with pytest.raises(PriceFileError, match=r"bad.csv: row 3: not a number: 'x'"):
+        parse_table(HEADER + "aws,a,,,,,r,1,,\n\n\naws,b,,,,,r,x,,\n", "bad.csv")
+
+
 def _config(tmp_path: Path, body: str):
     (tmp_path / ".mlcost-lint.toml").write_text(body)
     return load_settings(None, tmp_path)
