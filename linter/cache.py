@@ -34,7 +34,8 @@ Layout::
     .mlcost_lint_cache/
         CACHEDIR.TAG        backup tools skip the folder
         .gitignore          "*": never committed by accident
-        v0.1.0/ab/ab12....pkl   a parse result (ab = first two hex digits of its key)
+        v0.1.0/ab/ab12....pkl   a parse result (ab = first two hex digits of its key); a .tf
+                                file's tree is an entry of its own (mlcost_lint.cache_trees)
         v0.1.0/r3/r3f0....pkl   a whole run's outcome (mlcost_lint.run_cache)
 
 A run of another version removes the version folders that are not its own
