@@ -120,12 +120,29 @@ def capacity_of(project: Project, template: PodTemplate) -> TemplateCapacity:
     :func:`mlcost_lint.model.capacity.template_capacity`."""
     from mlcost_lint.link.pools import linked_pools
 
-    job = getattr(project.links.placement_of(template), "workload", None)
+    # Asked per rule per template (7,600 times on the 2,000-file bench
+    # repository): answered once per template while the links stay as they
+    # are (the stamp, as Links._lookup keeps it). Callers only read it.
+    links = project.links
+    stamp = (id(links.pools), len(links.pools), id(links.placements), len(links.placements))
+    memo = links.derived.get(_CAPACITY_KEY)
+    if memo is None or memo[0] != stamp:
+        memo = links.derived[_CAPACITY_KEY] = (stamp, {})
+    hit = memo[1].get(id(template))
+    if hit is not None and hit[0] is template:
+        return hit[1]
+    job = getattr(links.placement_of(template), "workload", None)
     if job is not None and job.managed is not None:   # a managed job states its own capacity
         from mlcost_lint.link.managed import job_capacity
 
-        return job_capacity(job.managed)
-    return template_capacity(template, linked_pools(project, template))
+        answer = job_capacity(job.managed)
+    else:
+        answer = template_capacity(template, linked_pools(project, template))
+    memo[1][id(template)] = (template, answer)
+    return answer
+
+
+_CAPACITY_KEY = "link.capacity_of"
 
 
 def spot_of(project: Project, template: PodTemplate) -> bool | None:

@@ -66,6 +66,19 @@ def test_node_selector_links_pool_and_placement(tmp_path):
     assert compute_region_of(p, t, Settings())[:2] == ("us-east-1", "aws_eks_node_group.gpu")
 
 
+def test_capacity_is_answered_once_per_template_while_the_links_stay(tmp_path):
+    """capacity_of remembers its answer per template (rules ask it per rule);
+    a change to the pool links or placements is a new answer."""
+    p = project_of(tmp_path, {"tf/eks.tf": EKS, "k8s/job.yaml": job(
+        ["torchrun", "--nproc_per_node=8", "t.py"], extra_spec="nodeSelector:\n  eks.amazonaws.com/nodegroup: gpu\n" + TOLERATE)})
+    t = _template(p)
+    first = capacity_of(p, t)
+    assert capacity_of(p, t) is first and first.kind == "spot"
+    p.links.pools.clear()
+    again = capacity_of(p, t)
+    assert again is not first and again.pools == []
+
+
 def test_untolerated_taint_does_not_link(tmp_path):
     p = project_of(tmp_path, {"tf/eks.tf": EKS, "k8s/job.yaml": job(
         ["python", "t.py"], extra_spec="nodeSelector:\n  eks.amazonaws.com/nodegroup: gpu\n")})
