@@ -12,8 +12,9 @@ once, here: monthly figures to whole dollars, hourly ones to cents.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -113,8 +114,15 @@ def money(amount: float, period: str) -> str:
 
 
 def _round(value: float, period: str) -> float:
+    """To the dollar (a month) or the cent (an hour), halves up. Any finite
+    float: 9e18 pods of 9e18 GPUs each is 10^39 $/h, past the 28 digits of
+    decimal's default context (InvalidOperation, a crash, before)."""
+    if not math.isfinite(value):
+        return value
     step = Decimal("1") if period == "month" else Decimal("0.01")
-    return float(Decimal(repr(value)).quantize(step, rounding=ROUND_HALF_UP))
+    with localcontext() as context:
+        context.prec = 400      # a float has at most 309 integer digits
+        return float(Decimal(repr(value)).quantize(step, rounding=ROUND_HALF_UP))
 
 
 def usd_rate(value: float) -> str:
@@ -125,6 +133,8 @@ def usd_rate(value: float) -> str:
 
 
 def _count(n: float) -> str:
+    if isinstance(n, int):      # exact, even past a float (a product of huge counts)
+        return str(n) if n.bit_length() <= 3000 else f"over 10^{int(n.bit_length() * 0.30103)}"
     return str(int(n)) if float(n).is_integer() else f"{n:g}"
 
 
@@ -335,7 +345,12 @@ class Pricer:
         at_least = at_least or q.count_at_least
         n = _count(q.count)
         noun = q.units[0] if q.count == 1 else q.units[1]
-        hourly = q.count * unit_value
+        try:
+            hourly = q.count * unit_value
+        except OverflowError:     # a count past a float (a product of huge counts)
+            hourly = math.inf
+        if not math.isfinite(hourly * (HOURS_PER_MONTH if q.kind == ALWAYS_ON else 1)):
+            return Cost(None, period, f"price unknown: {n} {noun} is more than a price can be computed for", date)
         if q.kind == ALWAYS_ON:
             amount = _round(hourly * HOURS_PER_MONTH, "month")
             arithmetic = f"{n} {noun} x {usd_rate(unit_value)}/h x {HOURS_PER_MONTH} h = {money(amount, 'month')}/month"

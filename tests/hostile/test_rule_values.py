@@ -150,3 +150,48 @@ def test_an_unknown_managed_instance_type_is_no_truth_test():
     findings = run_rules(project, settings, selected_rules(settings), failures)
     assert failures == []
     assert findings and not any("instance type UNKNOWN" in r.message for f in findings for r in f.related)
+
+
+BIG_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: big
+spec:
+  parallelism: 9000000000000000000
+  template:
+    spec:
+      nodeSelector:
+        node.kubernetes.io/instance-type: p4d.24xlarge
+      containers:
+        - name: c
+          image: x
+          resources:
+            limits:
+              nvidia.com/gpu: 9000000000000000000
+"""
+
+
+def test_an_astronomical_gpu_count_is_priced_not_a_crash(tmp_path):
+    # Found by bench/fuzz.py --targets model (seed 41): 9e18 pods x 9e18 GPUs
+    # is 10^39 $/h, past decimal's 28-digit default context: the rounding
+    # raised InvalidOperation out of the pricing step (a traceback, no output).
+    (tmp_path / "job.yaml").write_text(BIG_JOB)
+    r = run_cli(".", "--no-cache", "--select", "MLC204", "--format", "json", cwd=tmp_path)
+    assert (r.code, r.err) == (1, "")
+    import json
+
+    [finding] = json.loads(r.out)["findings"]
+    assert finding["line"] == 5 and "81000000000000000000000000000000000000 GPUs" in finding["message"]
+    assert finding["cost"]["amount_usd"] > 3e38 and finding["cost"]["period"] == "hour"   # 8.1e37 x $4.10/GPU-h
+
+
+def test_a_count_past_a_float_is_price_unknown():
+    from mlcost_lint.config import Settings
+    from mlcost_lint.pricing import HELD, Quantity, Target, pricer_for
+
+    pricer = pricer_for(Settings())
+    cost = pricer.cost(Quantity(Target("aws", ("p4d.24xlarge",), region="us-east-1"), 10 ** 400, ("node", "nodes"),
+                                kind=HELD))
+    assert cost.amount_usd is None and cost.basis.startswith("price unknown: ")
+    assert "is more than a price can be computed for" in cost.basis
