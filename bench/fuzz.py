@@ -32,6 +32,7 @@ import shutil
 import sys
 import tempfile
 import time
+import traceback
 from collections import Counter
 from pathlib import Path
 
@@ -166,6 +167,7 @@ def model_cases(run: Run, seed: int, n: int) -> None:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
     from hypothesis import strategies as st
+    from hypothesis.errors import HypothesisException
 
     import model_values as MV
 
@@ -174,7 +176,14 @@ def model_cases(run: Run, seed: int, n: int) -> None:
               suppress_health_check=list(HealthCheck))
     @given(st.sampled_from(MV.fixture_sets()), st.data(), st.integers(1, 40), st.booleans())
     def body(name, data, k, before):
-        result = MV.run_mutated(name, data.draw, k, before)
+        try:
+            result = MV.run_mutated(name, data.draw, k, before)
+        except HypothesisException:
+            raise               # hypothesis's own control flow
+        except Exception:  # noqa: BLE001 - escaped the lint run: the tool's failure, not the harness's
+            run.cases["model"] += 1
+            run.record("model", {}, f"model {name}", [f"escaped the run:\n{traceback.format_exc()}"])
+            return
         run.cases["model"] += 1
         problems = [f"{f.code}: {f.error}\n{f.traceback}" for f in result.failures]
         problems += [f"linker: {e}" for e in result.link_errors]
