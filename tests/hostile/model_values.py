@@ -311,7 +311,9 @@ def base_project(name: str) -> Any:
 
 
 def fixture_sets() -> list[str]:
-    return sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.is_dir() else []
+    # not a cache folder an earlier run left in fixtures/ (.mlcost_lint_cache): only fixture sets
+    return sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and not p.name.startswith(".")) \
+        if FIXTURES.is_dir() else []
 
 
 @dataclass(slots=True)
