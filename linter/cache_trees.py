@@ -49,14 +49,21 @@ def payloads(parsed: ParsedFile) -> tuple[bytes, bytes | None]:
             pickle.dumps(parsed.hcl, protocol=pickle.HIGHEST_PROTOCOL))
 
 
+def write(sink: Any, key: str, entries: tuple[bytes, bytes | None]) -> None:
+    """Put :func:`payloads` under ``key`` (and the tree under its own key)
+    into ``sink``: the ParseCache, or a worker's CacheWriter."""
+    file_payload, tree_payload = entries
+    if tree_payload is not None:
+        sink.put_payload(tree_key(key), tree_payload)
+    sink.put_payload(key, file_payload)
+
+
 def store(cache: "ParseCache", key: str, parsed: ParsedFile) -> None:
     try:
-        file_payload, tree_payload = payloads(parsed)
+        entries = payloads(parsed)
     except RecursionError:
         return
-    if tree_payload is not None:
-        cache.put_payload(tree_key(key), tree_payload)
-    cache.put_payload(key, file_payload)
+    write(cache, key, entries)
 
 
 def joined(file_payload: bytes, tree_payload: bytes | None) -> ParsedFile:
@@ -77,7 +84,6 @@ class HclTrees:
         self.cache = cache
         self.max_depth = max_depth
         self.files: dict[str, tuple[str, bytes, FileKind]] = {}   # display path -> (file key, bytes, kind)
-        self.loaded = 0
 
     def add(self, parsed: ParsedFile, key: str, data: bytes) -> None:
         self.files[parsed.path] = (key, data, parsed.kind)
@@ -87,7 +93,6 @@ class HclTrees:
         from mlcost_lint.parse.hcl import HclBody
 
         key, data, kind = self.files[parsed.path]
-        self.loaded += 1
         tree = self.cache.get(tree_key(key))
         if isinstance(tree, HclBody):
             return tree
@@ -97,5 +102,5 @@ class HclTrees:
 
     def load_now(self, parsed: ParsedFile, key: str, data: bytes) -> None:
         """For callers that build the model without a tree loader (parse_all)."""
-        self.files[parsed.path] = (key, data, parsed.kind)
+        self.add(parsed, key, data)
         parsed.hcl, parsed.hcl_outline = self(parsed), None

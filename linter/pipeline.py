@@ -146,9 +146,7 @@ def _parse_chunk(tasks: list[tuple[bytes, str, FileKind, str | None]], max_depth
             out.append(None)
             continue
         if writer is not None and key is not None:
-            if payloads[1] is not None:
-                writer.put_payload(cache_trees.tree_key(key), payloads[1])
-            writer.put_payload(key, payloads[0])
+            cache_trees.write(writer, key, payloads)
         out.append(payloads)
     return out
 
@@ -300,6 +298,13 @@ def _parse_inputs(inputs: list[_Input], settings: Settings, options: LintOptions
     with _GcPaused():
         results: dict[int, ParsedFile] = {}
         todo: list[_ParseTask] = []
+        # what becomes of a cached .tf file's tree (cache_trees.py): loaded when a root needs it, or now
+        if trees is not None:
+            take_tree = trees.add
+        elif cache is not None:
+            from mlcost_lint.cache_trees import HclTrees
+
+            take_tree = HclTrees(cache, settings.max_nesting_depth).load_now
         for i, item in enumerate(inputs):
             if item.done is not None:
                 results[i] = item.done
@@ -308,12 +313,7 @@ def _parse_inputs(inputs: list[_Input], settings: Settings, options: LintOptions
                 hit = cache.get(item.key)
                 if isinstance(hit, ParsedFile):
                     if hit.hcl_outline is not None and hit.hcl is None:
-                        if trees is None:
-                            from mlcost_lint.cache_trees import HclTrees
-
-                            HclTrees(cache, settings.max_nesting_depth).load_now(hit, item.key, item.data)
-                        else:
-                            trees.add(hit, item.key, item.data)
+                        take_tree(hit, item.key, item.data)
                     results[i] = hit
                     continue
             todo.append(_ParseTask(i, item.data, item.source.display, item.kind, item.key))

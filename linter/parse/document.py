@@ -105,7 +105,7 @@ class HclOutline:
     are roots) and the variables it declares ``sensitive`` (which tfvars
     values are secrets). A .tf file taken from the parse cache carries this
     instead of its tree; the tree is loaded only if a root module has to be
-    evaluated (model/terraform, pipeline._HclTrees)."""
+    evaluated (model/terraform, cache_trees.HclTrees)."""
 
     module_sources: tuple[str, ...] = ()
     sensitive_variables: tuple[str, ...] = ()

@@ -98,3 +98,19 @@ def test_a_missing_or_damaged_tree_entry_is_parsed_again(project: Path, loaded: 
     # the module's bucket (its tree parsed again) and the root's new one
     assert {f[:3] for f in found[0] if f[0] == "MLC303"} == {
         ("MLC303", "live/main.tf", 11), ("MLC303", "modules/pool/main.tf", 7), ("MLC303", "other/main.tf", 1)}
+
+
+def test_parse_all_returns_whole_trees_from_the_cache(project: Path):
+    """parse_all (bench/stages.py, the CLI's explicit-file check) has no tree
+    loader: a cached .tf file comes back with its tree, as parsed."""
+    from mlcost_lint.discover import discover
+    from mlcost_lint.pipeline import parse_all
+
+    settings = Settings(root=project)
+    files = [f for f in discover(["."], [], project).files if f.display.endswith(".tf")]
+    options = LintOptions(jobs=1, cache_dir=project.parent / "cache")
+    fresh = parse_all(files, settings, LintOptions(jobs=1, use_cache=False))
+    parse_all(files, settings, options)
+    again = parse_all(files, settings, options)
+    assert [pf.path for pf in again] == ["live/main.tf", "modules/pool/main.tf", "other/main.tf"]
+    assert again == fresh and all(pf.hcl is not None and pf.hcl_outline is None for pf in again)
