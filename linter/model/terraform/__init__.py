@@ -17,7 +17,6 @@ from typing import Any, Iterable
 
 from mlcost_lint.model.cloud import TerraformModel
 from mlcost_lint.model.core import UNKNOWN, Location
-from mlcost_lint.parse.document import ParsedFile
 from mlcost_lint.parse.hcl import outline_of
 
 
@@ -207,11 +206,7 @@ class _Roots:
         for src in self.build.sources.values():
             # The files' trees, in path order: loaded now for the files that
             # came from the parse cache with their outline only.
-            for item in src.pending:
-                body = self.trees(item) if isinstance(item, ParsedFile) else item
-                if body is not None:
-                    src.add(body)
-            src.pending = []
+            src.add_pending(self.trees)
             try:
                 prepare(src)
             except RecursionError:

@@ -14,7 +14,7 @@ import math
 
 import posixpath
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from mlcost_lint.model.cloud import CloudResource, ModuleCall, ProviderConfig, TerraformModel
 from mlcost_lint.model.core import UNKNOWN, Location, contains_unknown
@@ -72,6 +72,17 @@ class ModuleSource:
     resource_types: set = field(default_factory=set)
     var_types: dict = field(default_factory=dict)     # name -> TypeSpec
     decls: dict = field(default_factory=dict)         # node key -> Decl / (Block, path)
+
+    def add_pending(self, load: Callable[[Any], H.HclBody | None]) -> None:
+        """Add the pending trees in order; ``load`` gives the tree of a cached
+        file (ParsedFile with its outline only), a tree is added as it is."""
+        from mlcost_lint.parse.document import ParsedFile
+
+        for item in self.pending:
+            body = load(item) if isinstance(item, ParsedFile) else item
+            if body is not None:
+                self.add(body)
+        self.pending = []
 
     def add(self, body: H.HclBody) -> None:
         path = body.path
