@@ -213,7 +213,7 @@ def test_containers_are_frozen_when_the_model_is_built(tmp_path):
                                                            {"nvidia.com/gpu": 8}]
     for c in containers:
         frozen = c.accelerators()
-        c.frozen_accelerators = None
+        c.frozen = False
         assert frozen == c.accelerators()
         c.freeze()
     first = containers[0].accelerators()

@@ -84,14 +84,14 @@ class Container(Located):
 
     def freeze(self) -> None:
         """The model stage is done with this container (model/build.py)."""
-        self.frozen, self.frozen_accelerators, self.frozen_program = False, None, None
+        self.frozen, self.frozen_program = False, None
         self.frozen_accelerators = self.accelerators()
         self.frozen = True
 
     def accelerators(self) -> dict[str, Maybe[int]]:
         """Accelerator resource name -> count (limits win, as Kubernetes
         requires them equal for extended resources). UNKNOWN when not a number."""
-        if self.frozen_accelerators is not None:
+        if self.frozen:
             return dict(self.frozen_accelerators)
         out: dict[str, Maybe[int]] = {}
         for source in (self.requests, self.limits):
