@@ -206,22 +206,12 @@ def _is_file(path: Path) -> bool:
 
 def _lstat_mode(path: Path) -> int | None:
     """The file's mode without following a link, or None when it vanished
-    or cannot be read (the read then reports why, as _is_regular says)."""
+    since the folder was listed or cannot be read: it still counts as a
+    regular file, and reading it reports why."""
     try:
         return path.lstat().st_mode
     except OSError:
         return None
-
-
-def _is_regular(path: Path) -> bool:
-    """A regular file (not following links). A file that vanished since the
-    folder was listed still counts: reading it reports that it vanished."""
-    try:
-        return stat.S_ISREG(path.lstat().st_mode)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return True  # unreadable metadata: the read reports why
 
 
 def _why(rule: Rule, cwd: Path) -> str:
@@ -314,7 +304,8 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
                 if kind is None and "." in name:
                     continue
                 full = here / name
-                if kind is None and _is_regular(full) and not full.is_symlink():
+                mode = _lstat_mode(full)   # one lstat decides sniffing and reading
+                if kind is None and (mode is None or stat.S_ISREG(mode)):
                     kind = _sniffed_kind(full)
                 if kind is None:
                     continue
@@ -323,7 +314,6 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
                 if rule is not None:
                     out.skipped.append(Skip(display, "gitignore", _why(rule, cwd)))
                     continue
-                mode = _lstat_mode(full)
                 if mode is not None and stat.S_ISLNK(mode):
                     continue  # links may point outside the tree; not followed by default
                 if mode is not None and not stat.S_ISREG(mode):
