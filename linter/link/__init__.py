@@ -124,11 +124,9 @@ def capacity_of(project: Project, template: PodTemplate) -> TemplateCapacity:
     # repository): answered once per template while the links stay as they
     # are (the stamp, as Links._lookup keeps it). Callers only read it.
     links = project.links
-    stamp = (id(links.pools), len(links.pools), id(links.placements), len(links.placements))
-    memo = links.derived.get(_CAPACITY_KEY)
-    if memo is None or memo[0] != stamp:
-        memo = links.derived[_CAPACITY_KEY] = (stamp, {})
-    hit = memo[1].get(id(template))
+    memo = links.stamped(_CAPACITY_KEY, (id(links.pools), len(links.pools), id(links.placements),
+                                         len(links.placements)), dict)
+    hit = memo.get(id(template))
     if hit is not None and hit[0] is template:
         return hit[1]
     job = getattr(links.placement_of(template), "workload", None)
@@ -138,7 +136,7 @@ def capacity_of(project: Project, template: PodTemplate) -> TemplateCapacity:
         answer = job_capacity(job.managed)
     else:
         answer = template_capacity(template, linked_pools(project, template))
-    memo[1][id(template)] = (template, answer)
+    memo[id(template)] = (template, answer)
     return answer
 
 

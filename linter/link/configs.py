@@ -239,15 +239,14 @@ def config_maps_named(project: Project, name: str) -> list[ConfigMap]:
     per ConfigMap list (a scan of every ConfigMap per mounted volume made the
     link stage quadratic)."""
     config_maps = project.kubernetes.config_maps
-    stamp = (id(config_maps), len(config_maps))
-    cached = project.links.derived.get(_CONFIG_MAPS_KEY)
-    if cached is None or cached[0] != stamp:
-        by_name: dict[str, list[ConfigMap]] = {}
+
+    def by_name() -> dict[str, list[ConfigMap]]:
+        out: dict[str, list[ConfigMap]] = {}
         for cm in config_maps:
-            by_name.setdefault(cm.name, []).append(cm)
-        cached = (stamp, by_name)
-        project.links.derived[_CONFIG_MAPS_KEY] = cached
-    return cached[1].get(name, [])
+            out.setdefault(cm.name, []).append(cm)
+        return out
+
+    return project.links.stamped(_CONFIG_MAPS_KEY, (id(config_maps), len(config_maps)), by_name).get(name, [])
 
 
 _CONFIG_MAPS_KEY = "link.config_maps_by_name"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from mlcost_lint.model.cloud import CloudResource, TerraformModel
 from mlcost_lint.model.core import Location, Maybe
@@ -150,9 +150,18 @@ class Links:
     # filtered by identity, so a stale or reused id() can never leak a link.
     _indexes: dict[tuple[str, str], tuple[tuple[int, int, int, int], dict[int, list[Any]]]] = field(
         default_factory=dict, repr=False, compare=False)
-    # Indexes rules derive from the finished links, by owner name
-    # ("gpu_training"): each owner stamps and rebuilds its own entry.
+    # Indexes and answers derived from the finished links, by owner name
+    # ("gpu_training"): (stamp, value) entries kept by :meth:`stamped`.
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def stamped(self, owner: str, stamp: tuple, build: Callable[[], Any]) -> Any:
+        """``owner``'s derived value, built again by ``build`` whenever
+        ``stamp`` (the identity and size of what it is derived from) differs
+        from the one it was built for."""
+        entry = self.derived.get(owner)
+        if entry is None or entry[0] != stamp:
+            entry = self.derived[owner] = (stamp, build())
+        return entry[1]
 
     def _lookup(self, name: str, attr: str, obj: Any) -> list[Any]:
         items: list[Any] = getattr(self, name)

@@ -192,7 +192,6 @@ class _ConfigIndex:
     ``project.training`` / ``project.links.configs`` order so every answer
     is the one the scans gave; configs are told apart by identity."""
 
-    stamp: tuple[int, int, int, int]
     norm_path: dict[int, str] = field(default_factory=dict)              # id(config) -> normalised path
     by_path: dict[str, list["TrainingConfig"]] = field(default_factory=dict)   # files only
     by_basename: dict[str, list[tuple[str, "TrainingConfig"]]] = field(default_factory=dict)
@@ -211,21 +210,12 @@ def _stamp(project: "Project") -> tuple[int, int, int, int]:
             id(project.links.configs), len(project.links.configs))
 
 
-# Where the index lives when ``Links`` has no ``derived`` field (an older
-# model): the last project's links and index only.
-_LAST: list[tuple[Any, _ConfigIndex]] = []
-
-
 def _index(project: "Project") -> _ConfigIndex:
-    derived = getattr(project.links, "derived", None)
-    if derived is not None:
-        index = derived.get("gpu_training")
-    else:
-        index = _LAST[0][1] if _LAST and _LAST[0][0] is project.links else None
-    stamp = _stamp(project)
-    if isinstance(index, _ConfigIndex) and index.stamp == stamp:
-        return index
-    index = _ConfigIndex(stamp)
+    return project.links.stamped("gpu_training", _stamp(project), lambda: _build_index(project))
+
+
+def _build_index(project: "Project") -> _ConfigIndex:
+    index = _ConfigIndex()
     for config in project.training:
         if config.launch_line:
             continue        # Trainer arguments on a launch line: no file to name
@@ -243,10 +233,6 @@ def _index(project: "Project") -> _ConfigIndex:
     for link in project.links.configs:
         index.links_of_config.setdefault(id(link.config), []).append(link)
         index.links_of_workload.setdefault(id(link.workload), []).append(link)
-    if derived is not None:
-        derived["gpu_training"] = index
-    else:
-        _LAST[:] = [(project.links, index)]
     return index
 
 
