@@ -52,6 +52,19 @@ def run_cli(*args: str, cwd: Path | str | None = None, stdin: str | bytes | None
     return CliResult(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
 
 
+def cached_project(tmp_path: Path, monkeypatch, files: dict[str, str]) -> Path:
+    """``files`` written under ``tmp_path/proj``, the working folder for the
+    test, with the cache's signing key kept in ``tmp_path/home`` (never the
+    user's): for tests that lint one project through its cache again and again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    root = tmp_path / "proj"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    monkeypatch.chdir(root)
+    return root
+
+
 def lint_dir(path: Path | str, cwd: Path | str | None = None, **config):
     """Lint a path in-process with config keys given as keyword arguments
     (underscored: required_tags=[...]); returns the LintResult. Paths in

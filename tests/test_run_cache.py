@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mlc_testing import run_cli
+from mlc_testing import cached_project, run_cli
 
 from mlcost_lint.config import Settings
 from mlcost_lint.pipeline import LintOptions, lint
@@ -36,13 +36,9 @@ TF = ('variable "size" {\n  default = "p4d.24xlarge"\n}\n'
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
-    root = tmp_path / "proj"
-    for name, text in {"k8s/job.yaml": JOB, "configs/sft.yaml": SFT, "infra/main.tf": TF}.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    monkeypatch.chdir(root)
-    return root
+    return cached_project(tmp_path, monkeypatch, {
+        "k8s/job.yaml": JOB, "configs/sft.yaml": SFT, "infra/main.tf": TF,
+    })
 
 
 def _lint(root: Path, paths: list[str] | None = None, settings: Settings | None = None, **options):

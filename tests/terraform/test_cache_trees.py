@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mlc_testing import cached_project
 from mlcost_lint import cache_trees
 from mlcost_lint.config import Settings
 from mlcost_lint.pipeline import LintOptions, lint
@@ -26,15 +27,10 @@ JOB = ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
-    root = tmp_path / "proj"
-    files = {"live/main.tf": ROOT, "live/terraform.tfvars": 'token = "hunter2-very-secret-value"\n',
-             "other/main.tf": OTHER, "modules/pool/main.tf": POOL, "k8s/job.yaml": JOB}
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    monkeypatch.chdir(root)
-    return root
+    return cached_project(tmp_path, monkeypatch, {
+        "live/main.tf": ROOT, "live/terraform.tfvars": 'token = "hunter2-very-secret-value"\n',
+        "other/main.tf": OTHER, "modules/pool/main.tf": POOL, "k8s/job.yaml": JOB,
+    })
 
 
 @pytest.fixture

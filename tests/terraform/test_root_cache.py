@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from mlc_testing import cached_project
 from mlcost_lint import pipeline
 from mlcost_lint.cache import load_payload
 from mlcost_lint.config import Settings
@@ -27,15 +28,10 @@ OFF = 'resource "aws_instance" "never" {\n  instance_type = "p5.48xlarge"\n}\n'
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
-    root = tmp_path / "proj"
-    files = {"a/main.tf": ROOT_A, "a/terraform.tfvars": 'size = "p4d.24xlarge"\n', "b/main.tf": ROOT_B,
-             "modules/pool/main.tf": GPU_POOL, "modules/off/main.tf": OFF}
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    monkeypatch.chdir(root)
-    return root
+    return cached_project(tmp_path, monkeypatch, {
+        "a/main.tf": ROOT_A, "a/terraform.tfvars": 'size = "p4d.24xlarge"\n', "b/main.tf": ROOT_B,
+        "modules/pool/main.tf": GPU_POOL, "modules/off/main.tf": OFF,
+    })
 
 
 @pytest.fixture
