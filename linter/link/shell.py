@@ -22,6 +22,9 @@ from mlcost_lint.model.kubernetes import Container
 MAX_SHELL_DEPTH = 3
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# Characters split_script treats like any letter wherever they are (everything
+# it tests for one by one is left out; "#" and "$" are ordinary only in places).
+_PLAIN_RUN = re.compile(r"[^\\'\"$`# \t\r\n;|&()]+")
 # Words in front of the real command that only change how it runs.
 _WRAPPERS = frozenset({"exec", "time", "nohup", "sudo", "stdbuf", "nice", "ionice", "command", "builtin"})
 _RUNNERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"), ("hatch", "run")}
@@ -211,9 +214,18 @@ def split_script(text: str, starts: list[int] | None = None,
             boundary("&" if ch == "&" and text[i:i + 2] != "&&" else None)
             i += 2 if text[i:i + 2] in ("&&", "||", ";;") else 1
             continue
-        word.append(ch)
+        # A run of ordinary characters joins the word at once: scripts are
+        # mostly plain words, and one character per turn of this loop made
+        # splitting the Slurm scripts and container commands of the real
+        # corpus a visible part of a cold run.
+        plain = _PLAIN_RUN.match(text, i)
+        if plain is not None:
+            word.append(plain.group())
+            i = plain.end()
+        else:       # '#' inside a word, '$' not opening $( or ${
+            word.append(ch)
+            i += 1
         in_word = True
-        i += 1
     flush()
     return tokens, True
 
