@@ -142,9 +142,10 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
         first = Path(targets[0]) if targets[0] != "-" else Path.cwd()
         settings = _settings(config_file, first, select, extend_select, ignore, exclude, extend_exclude,
                              respect_gitignore)
-        from mlcost_lint.pricing import table_for
+        if settings.prices_file is not None:
+            from mlcost_lint.pricing import table_for
 
-        table_for(settings)     # a bad [prices] file is a config error before any work
+            table_for(settings)     # a bad [prices] file is a config error before any work
         if show_settings:
             from mlcost_lint.show_settings import render
 
@@ -453,9 +454,9 @@ def _report_stale(stale: list[Any], baseline_file: str) -> None:
 
 def _price_report(settings: Any) -> tuple[list[str], dict[str, object]]:
     """(summary notices, table facts) of the run's price table."""
-    from mlcost_lint.pricing import price_info, stale_notice, table_for
+    from mlcost_lint.pricing import price_info, stale_notice, table_facts_for
 
-    table = table_for(settings)
+    table = table_facts_for(settings)
     notice = stale_notice(table)
     return ([notice] if notice else []), price_info(table, settings.prices_discount)
 

@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from mlcost_lint.prices.table import PriceFileError, PriceRow, PriceTable, load
+from mlcost_lint.prices.table import PriceFileError, PriceRow, PriceTable, TableInfo, load
 
 if TYPE_CHECKING:
     from mlcost_lint.config import Settings
@@ -391,6 +391,25 @@ def table_for(settings: "Settings") -> PriceTable:
         raise ConfigError(f"[prices] file: {exc}") from None
 
 
+@dataclass(frozen=True, slots=True)
+class TableFacts:
+    """What a report says about the run's price table, without its rows."""
+
+    info: TableInfo
+    override: str | None
+
+
+def table_facts_for(settings: "Settings") -> TableFacts:
+    """The facts of :func:`table_for`'s table; the shipped table's come
+    from its header alone. Raises ConfigError on a bad ``[prices] file``."""
+    if settings.prices_file is None:
+        from mlcost_lint.prices.table import shipped_info
+
+        return TableFacts(shipped_info(), None)
+    table = table_for(settings)
+    return TableFacts(table.info, table.override)
+
+
 def pricer_for(settings: "Settings") -> Pricer:
     table = table_for(settings)
     return _pricer(id(table), table, settings.prices_discount)
@@ -488,7 +507,7 @@ def sort_by_cost(findings: list["Finding"]) -> list["Finding"]:
     return sorted(findings, key=lambda f: (-(f.cost.monthly() if f.cost is not None else -2.0), f.sort_key()))
 
 
-def price_info(table: PriceTable, discount: float) -> dict:
+def price_info(table: "PriceTable | TableFacts", discount: float) -> dict:
     """What the figures are based on, for JSON and SARIF."""
     info = table.info
     return {"date": info.date, "source": info.source, "source_date": info.source_date, "built": info.built,
@@ -535,7 +554,7 @@ def price_rows(table: PriceTable, type_name: str | None, region: str | None) -> 
     return out
 
 
-def stale_notice(table: PriceTable, today: _dt.date | None = None) -> str | None:
+def stale_notice(table: "PriceTable | TableFacts", today: _dt.date | None = None) -> str | None:
     """One summary line when the table is older than 180 days."""
     date = table.info.date
     if not date:

@@ -272,3 +272,31 @@ def test_price_file_is_a_bounded_plain_file_read(tmp_path: Path):
     binary.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(PriceFileError, match=r"price file is not UTF-8 \(byte 0\)"):
         read_text(binary)
+
+
+def test_shipped_header_alone_gives_the_same_facts_as_the_whole_table():
+    # A run that prices nothing (from the run cache) reports the table's date
+    # and source from its header only (prices.table.shipped_info).
+    from mlcost_lint.config import Settings
+    from mlcost_lint.pricing import price_info, stale_notice, table_facts_for
+    from mlcost_lint.prices.table import shipped, shipped_info
+
+    assert shipped_info() == shipped()[1]
+    assert shipped_info().date == "2026-12-03"
+    settings = Settings()
+    facts, table = table_facts_for(settings), load()
+    assert facts.override is None
+    assert price_info(facts, 0.0) == price_info(table, 0.0)
+    import datetime as dt
+    assert stale_notice(facts, dt.date(2027, 6, 2)) == stale_notice(table, dt.date(2027, 6, 2)) is not None
+
+
+def test_facts_of_a_prices_file_come_from_that_table(tmp_path: Path):
+    from mlcost_lint.pricing import table_facts_for, table_for
+
+    (tmp_path / "mine.csv").write_text("# source: our negotiated rates\n" + HEADER + "aws,p4d.24xlarge,,,,,us-east-1,20.5,,\n")
+    settings = _config(tmp_path, "[prices]\nfile = 'mine.csv'\n")
+    facts = table_facts_for(settings)
+    assert "our negotiated rates" in facts.info.source
+    assert facts.override == table_for(settings).override is not None
+    assert facts.info == table_for(settings).info
