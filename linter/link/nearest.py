@@ -11,11 +11,15 @@ a tie (no link), as before.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable, Sequence, TypeVar
 
 T = TypeVar("T")
 
 
+# The same few paths are split again for every tie: 71,000 times on bench/'s
+# 4-copy tree (8,000 files), a tenth of its rules stage.
+@lru_cache(maxsize=16384)
 def _folders(path: str) -> tuple[str, ...]:
     return tuple(p for p in path.replace("\\", "/").split("/") if p not in ("", "."))[:-1]
 

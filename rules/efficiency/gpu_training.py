@@ -194,13 +194,24 @@ class _ConfigIndex:
 
     norm_path: dict[int, str] = field(default_factory=dict)              # id(config) -> normalised path
     by_path: dict[str, list["TrainingConfig"]] = field(default_factory=dict)   # files only
-    by_basename: dict[str, list[tuple[str, "TrainingConfig"]]] = field(default_factory=dict)
+    # Every trailing run of path components ("c.yaml", "b/c.yaml", "a/b/c.yaml")
+    # -> the files whose path ends so: a path-suffix reference is one lookup.
+    # (A list per basename, filtered by endswith per reference, was quadratic
+    # in the files sharing a basename: accelerate.yaml in every project.)
+    by_suffix: dict[str, list["TrainingConfig"]] = field(default_factory=dict)
     files: list[tuple[str, "TrainingConfig"]] = field(default_factory=list)
     by_key: dict[Any, list["TrainingConfig"]] = field(default_factory=dict)    # ConfigMap data key
     links_of_config: dict[int, list["ConfigLink"]] = field(default_factory=dict)
     links_of_workload: dict[int, list["ConfigLink"]] = field(default_factory=dict)
     references: dict[int, tuple[list["TrainingConfig"], list[str]]] = field(default_factory=dict)
     referrers: dict[int, list["TrainingConfig"]] | None = None
+
+
+def trailing_runs(path: str) -> list[str]:
+    """Every ``s`` with ``path == s or path.endswith("/" + s)``:
+    "a/b/c.yaml" -> ["a/b/c.yaml", "b/c.yaml", "c.yaml"]."""
+    parts = path.split("/")
+    return ["/".join(parts[i:]) for i in range(len(parts))]
 
 
 def _stamp(project: "Project") -> tuple[int, int, int, int]:
@@ -223,7 +234,8 @@ def _build_index(project: "Project") -> _ConfigIndex:
             path = _norm(config.path)
             index.norm_path[id(config)] = path
             index.by_path.setdefault(path, []).append(config)
-            index.by_basename.setdefault(posixpath.basename(path), []).append((path, config))
+            for run in trailing_runs(path):
+                index.by_suffix.setdefault(run, []).append(config)
             index.files.append((path, config))
         else:
             try:
@@ -258,13 +270,12 @@ def resolve_reference(project: "Project", config: "TrainingConfig", ref: str) ->
             return exact[0]
     suffix = target.lstrip("/")
     if suffix and not suffix.endswith("/"):
-        # A path equal to the suffix or ending in "/" + suffix has the
-        # suffix's last component as its own.
-        pool = index.by_basename.get(posixpath.basename(suffix), ())
+        # A path equal to the suffix or ending in "/" + suffix: the suffix is
+        # one of its trailing runs of components.
+        by_suffix = [c for c in index.by_suffix.get(suffix, ()) if c is not config]
     else:
-        pool = index.files
-    by_suffix = [c for path, c in pool if c is not config
-                 and (path == suffix or path.endswith("/" + suffix))]
+        by_suffix = [c for path, c in index.files if c is not config
+                     and (path == suffix or path.endswith("/" + suffix))]
     if len(by_suffix) == 1:
         return by_suffix[0]
     if len(by_suffix) > 1:

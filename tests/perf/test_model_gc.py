@@ -58,3 +58,31 @@ def test_a_disabled_collector_stays_disabled(tmp_path: Path):
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+def test_rules_run_with_collection_paused_and_findings_frozen(tmp_path: Path):
+    # The rules stage too (engine.run_rules): its findings and shared indexes
+    # live to the end of the run; full collections re-walked them.
+    from mlcost_lint.engine import run_rules, selected_rules
+    from mlcost_lint.model.core import Location
+    from mlcost_lint.rule import Finding
+
+    parsed, settings = _parsed(tmp_path)
+    project = build_model(parsed, settings, [], {})
+    seen: list[bool] = []
+
+    class Probe:
+        code = "MLC999"
+
+        def check(self, project, settings):
+            seen.append(gc.isenabled())
+            yield Finding("MLC999", "probe", Location("main.tf", 1, 1), "aws_eks_node_group.gpu")
+
+    try:
+        findings = run_rules(project, settings, [*selected_rules(settings), Probe])
+        assert seen == [False]
+        assert gc.isenabled()
+        assert [f.code for f in findings] == ["MLC999"]
+        assert all(o is not findings[0] for o in gc.get_objects())   # frozen with the model
+    finally:
+        gc.unfreeze()
