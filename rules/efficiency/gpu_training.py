@@ -77,10 +77,12 @@ class Device:
         return self.kind in (GPU, TPU, OTHER)
 
     def related(self) -> list[Related]:
-        out = []
+        # Once per place and workload: the Master and Worker containers of a
+        # PyTorchJob are two links to the same config through the same line.
+        out: dict[Related, None] = {}
         for link in self.links:
-            out.append(Related(link.evidence, f"{link.workload.address} runs this config ({link.how})"))
-        return out
+            out.setdefault(Related(link.evidence, f"{link.workload.address} runs this config ({link.how})"))
+        return list(out)
 
     def where(self) -> str:
         """A phrase for messages: why we think it trains on this device."""

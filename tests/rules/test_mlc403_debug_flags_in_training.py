@@ -40,3 +40,31 @@ def test_cli_json():
     data = json.loads(res.out)
     assert res.code == 1
     assert [(f["code"], f["path"], f["line"]) for f in data["findings"]] == [('MLC403', 'positive/k8s/pytorchjob.yaml', 18), ('MLC403', 'positive/k8s/pytorchjob.yaml', 20), ('MLC403', 'positive/k8s/pytorchjob.yaml', 22), ('MLC403', 'positive/k8s/pytorchjob.yaml', 24), ('MLC403', 'positive/k8s/pytorchjob.yaml', 26)]
+
+
+def test_master_and_worker_running_one_config_are_one_related_location(tmp_path):
+    # Both replicas of a PyTorchJob run train.yaml, which names ds.json: two
+    # links to ds.json through the same line of train.yaml, one place to show
+    # (SARIF relatedLocations listed it once per replica).
+    (tmp_path / "ds.json").write_text('{\n  "train_batch_size": 8,\n  "wall_clock_breakdown": true\n}\n')
+    (tmp_path / "train.yaml").write_text("model_name_or_path: Qwen/Qwen2.5-0.5B\nbf16: true\ndeepspeed: ds.json\n")
+    replica = """      replicas: {n}
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: nvcr.io/nvidia/pytorch:24.05-py3
+              command: ["trl", "sft", "--config", "train.yaml"]
+              resources:
+                limits:
+                  nvidia.com/gpu: 8
+"""
+    (tmp_path / "job.yaml").write_text(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: sft\nspec:\n  pytorchReplicaSpecs:\n"
+        "    Master:\n" + replica.format(n=1) + "    Worker:\n" + replica.format(n=3))
+    res = run_cli("--format", "json", "--select", CODE, ".", cwd=tmp_path)
+    data = json.loads(res.out)
+    assert [(f["code"], f["path"], f["line"]) for f in data["findings"]] == [("MLC403", "ds.json", 3)]
+    assert [(r["path"], r["line"], r["message"]) for r in data["findings"][0]["related"]] == [
+        ("train.yaml", 3, "PyTorchJob/default/sft runs this config (deepspeed (path relative to the config), "
+                          "referenced by train.yaml)")]
