@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,6 +109,11 @@ def parse_lines(text: str, source: str) -> list[Rule]:
 class _Level:
     base: Path          # the folder the rules are relative to (absolute)
     rules: list[Rule]
+    prefix: str = ""    # str(base) and a separator: what paths under it start with
+
+    def __post_init__(self) -> None:
+        text = str(self.base)
+        self.prefix = text if text.endswith(os.sep) else text + os.sep
 
 
 @dataclass(slots=True)
@@ -116,7 +122,10 @@ class GitIgnore:
     ``.gitignore`` as the walk reaches it."""
 
     levels: list[_Level] = field(default_factory=list)
-    _loaded: set[Path] = field(default_factory=set)
+    _loaded: set[str] = field(default_factory=set)
+    # The working folder when the walk began: os.path.abspath asked the
+    # system for it again for every walked file and folder.
+    _cwd: str = field(default_factory=os.getcwd)
 
     @classmethod
     def for_walk(cls, start: Path) -> "GitIgnore":
@@ -133,9 +142,14 @@ class GitIgnore:
             gi.enter(start)
         return gi
 
+    def _abs(self, path: Path | str) -> str:
+        """os.path.abspath(path), from the working folder the walk began in."""
+        return os.path.normpath(os.path.join(self._cwd, path))
+
     def _add_file(self, base: Path, path: Path, name: str) -> None:
         try:
-            if not path.is_file() or path.is_symlink():
+            # One lstat: a regular file, not a link (is_file + is_symlink were two).
+            if not stat.S_ISREG(os.lstat(path).st_mode):
                 return
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -144,24 +158,29 @@ class GitIgnore:
         if rules:
             self.levels.append(_Level(base, rules))
 
-    def enter(self, folder: Path) -> None:
-        folder = Path(os.path.abspath(folder))
-        if folder in self._loaded:
+    def enter(self, folder: Path | str) -> None:
+        full = self._abs(folder)
+        if full in self._loaded:
             return
-        self._loaded.add(folder)
-        self._add_file(folder, folder / ".gitignore", str(folder / ".gitignore"))
+        self._loaded.add(full)
+        base = Path(full)
+        self._add_file(base, base / ".gitignore", str(base / ".gitignore"))
 
-    def match(self, path: Path, is_dir: bool) -> Rule | None:
+    def match(self, path: Path | str, is_dir: bool) -> Rule | None:
         """The rule that ignores ``path``, or None (not ignored, or re-included)."""
-        path = Path(os.path.abspath(path))
+        # String prefixes, not Path.relative_to: asked once per walked file
+        # and folder, pathlib was most of a warm run's discovery.
+        full = self._abs(path)
         decided: Rule | None = None
         for level in self.levels:
-            try:
-                rel = path.relative_to(level.base).as_posix()
-            except ValueError:
+            base = level.prefix
+            if not full.startswith(base):
                 continue
-            if rel == ".":
+            rel = full[len(base):]
+            if not rel:
                 continue
+            if os.sep != "/":
+                rel = rel.replace(os.sep, "/")
             for rule in level.rules:
                 if rule.dir_only and not is_dir:
                     continue
