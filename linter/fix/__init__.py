@@ -58,17 +58,35 @@ class FixOutcome:
     refused: list[tuple[str, str]] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class FixContext:
+    """What a fixer reads besides its finding: the project, and indexes of
+    it built once for all the findings of a run (:meth:`once`). A fixer
+    that scanned the project per finding made ``fixes_for`` quadratic: 5.6 s
+    of a 4-copy bench/ run, 0.2 s of one copy."""
+
+    project: "Project"
+    _built: dict = field(default_factory=dict)
+
+    def once(self, build: Callable[["Project"], Any]) -> Any:
+        """``build(project)``, computed on first use and kept for this context."""
+        if build not in self._built:
+            self._built[build] = build(self.project)
+        return self._built[build]
+
+
 def fixes_for(findings: list["Finding"], project: "Project") -> list[tuple["Finding", Fix]]:
     """The fix of each finding that has one (in finding order)."""
     from mlcost_lint.fix.training import FIXERS
 
     out = []
+    context = FixContext(project)
     for finding in findings:
         fixer = FIXERS.get(finding.code)
         if fixer is None:
             continue
         try:
-            fix = fixer(finding, project)
+            fix = fixer(finding, context)
         except Exception:  # a fixer bug must never break linting
             fix = None
         if fix is not None:

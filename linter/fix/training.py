@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from mlcost_lint.fix import Fix, YamlEdit
+from mlcost_lint.fix import Fix, FixContext, YamlEdit
 from mlcost_lint.parse.document import FileKind
 
 if TYPE_CHECKING:
@@ -32,13 +32,22 @@ _TRAINER_STYLE = frozenset({"transformers", "axolotl"})
 _YAML = frozenset({FileKind.YAML})
 
 
-def _config_of(finding: "Finding", project: "Project") -> "TrainingConfig | None":
+def _standalone_yaml_configs(project: "Project") -> dict[str, list["TrainingConfig"]]:
+    """path -> the training configs that are a YAML file's own documents (not
+    embedded in a manifest, not read from a launch line), in model order."""
+    kinds = {pf.path: pf.kind for pf in project.files}
+    out: dict[str, list[TrainingConfig]] = {}
+    for c in project.training:
+        if c.embedded_in is None and not c.launch_line and kinds.get(c.path) in _YAML \
+                and c.path.lower().endswith((".yaml", ".yml")):
+            out.setdefault(c.path, []).append(c)
+    return out
+
+
+def _config_of(finding: "Finding", context: FixContext) -> "TrainingConfig | None":
     """The standalone YAML training config a finding is about: by address,
     else the config whose document holds the finding's line."""
-    kinds = {pf.path: pf.kind for pf in project.files}
-    candidates = [c for c in project.training
-                  if c.embedded_in is None and not c.launch_line and c.path == finding.location.path
-                  and kinds.get(c.path) in _YAML and c.path.lower().endswith((".yaml", ".yml"))]
+    candidates = context.once(_standalone_yaml_configs).get(finding.location.path, [])
     by_address = [c for c in candidates if c.address == finding.address]
     if len(by_address) == 1:
         return by_address[0]
@@ -62,8 +71,8 @@ def _root_mapping(config: "TrainingConfig") -> dict | None:
     return node if isinstance(node, dict) else None
 
 
-def fix_checkpoint_limit(finding: "Finding", project: "Project") -> Fix | None:
-    config = _config_of(finding, project)
+def fix_checkpoint_limit(finding: "Finding", context: FixContext) -> Fix | None:
+    config = _config_of(finding, context)
     if config is None or config.framework.value not in _TRAINER_STYLE:
         return None
     root = _root_mapping(config)
@@ -81,8 +90,8 @@ def fix_checkpoint_limit(finding: "Finding", project: "Project") -> Fix | None:
     return Fix(finding.code, f"add save_total_limit: {SAVE_TOTAL_LIMIT}", (edit,))
 
 
-def fix_bf16(finding: "Finding", project: "Project") -> Fix | None:
-    config = _config_of(finding, project)
+def fix_bf16(finding: "Finding", context: FixContext) -> Fix | None:
+    config = _config_of(finding, context)
     if config is None or config.framework.value not in _TRAINER_STYLE:
         return None
     root = _root_mapping(config)
@@ -92,7 +101,7 @@ def fix_bf16(finding: "Finding", project: "Project") -> Fix | None:
         from mlcost_lint.rules.efficiency.gpu_training import device_of
     except ImportError:
         return None
-    device = device_of(project, config)
+    device = device_of(context.project, config)
     if not device.is_gpu or device.gpu is None or not device.gpu.bf16 or not device.links:
         return None
     edit = _edit(config, (), "bf16", True, after=("fp16", "tf32", "gradient_checkpointing",
@@ -100,7 +109,7 @@ def fix_bf16(finding: "Finding", project: "Project") -> Fix | None:
     return Fix(finding.code, f"add bf16: true ({device.gpu.name} computes in bf16)", (edit,))
 
 
-FIXERS: dict[str, Callable[["Finding", "Project"], Fix | None]] = {
+FIXERS: dict[str, Callable[["Finding", FixContext], Fix | None]] = {
     "MLC301": fix_checkpoint_limit,
     "MLC601": fix_bf16,
 }
