@@ -194,3 +194,51 @@ def test_every_kind_of_parse_result_loads_from_the_cache(tmp_path: Path, monkeyp
         loaded = cache.get(key)
         assert isinstance(loaded, ParsedFile), kind
         assert loaded == parsed, kind
+
+
+def test_prune_scans_again_only_after_many_writes_or_an_old_or_future_stamp(tmp_path: Path, monkeypatch):
+    import os
+    import time
+
+    import mlcost_lint.cache as cache_mod
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(cache_mod, "MAX_ENTRIES", 2)
+
+    def fill(cache, start: int, n: int) -> None:
+        for i in range(start, start + n):
+            key = cache.key(str(i).encode(), f"{i}.yaml", "yaml")
+            cache.put(key, ParsedFile(path=key, kind=FileKind.YAML))
+            os.utime(cache._path(key), (1_000_000 + i, 1_000_000 + i))
+
+    def entries() -> int:
+        return len(list((tmp_path / "cache").rglob("*.pkl")))
+
+    first = _cache(tmp_path)
+    fill(first, 0, 4)
+    first.prune()                       # no stamp yet: scanned, trimmed to the limit
+    assert entries() == 2
+    stamp = first.folder / ".last-prune"
+    assert stamp.is_file()
+
+    second = _cache(tmp_path)           # a hook run a moment later: two writes, no scan
+    fill(second, 10, 2)
+    second.prune()
+    assert entries() == 4
+
+    os.utime(stamp, (time.time() + 3600, time.time() + 3600))   # dated in the future: not trusted
+    second.prune()
+    assert entries() == 2
+
+    third = _cache(tmp_path)
+    fill(third, 20, 2)
+    old = time.time() - cache_mod._PRUNE_INTERVAL_SECONDS - 5
+    os.utime(stamp, (old, old))         # the last scan is old: scanned
+    third.prune()
+    assert entries() == 2
+
+    monkeypatch.setattr(cache_mod, "_PRUNE_WRITES", 2)
+    fourth = _cache(tmp_path)           # a recent stamp, but this run wrote many entries: scanned
+    fill(fourth, 30, 2)
+    fourth.prune()
+    assert entries() == 2
