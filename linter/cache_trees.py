@@ -83,9 +83,10 @@ class HclTrees:
     def __init__(self, cache: "ParseCache", max_depth: int) -> None:
         self.cache = cache
         self.max_depth = max_depth
-        self.files: dict[str, tuple[str, bytes, FileKind]] = {}   # display path -> (file key, bytes, kind)
+        # display path -> (file key, bytes or a function reading them, kind)
+        self.files: dict[str, tuple[str, Any, FileKind]] = {}
 
-    def add(self, parsed: ParsedFile, key: str, data: bytes) -> None:
+    def add(self, parsed: ParsedFile, key: str, data: Any) -> None:
         self.files[parsed.path] = (key, data, parsed.kind)
         self.cache.keep(tree_key(key))    # in use by this run: pruned last
 
@@ -96,6 +97,8 @@ class HclTrees:
         tree = self.cache.get(tree_key(key))
         if isinstance(tree, HclBody):
             return tree
+        if callable(data):      # a file the file index kept unread: read it now
+            data = data()
         from mlcost_lint.parse import parse_bytes
 
         return parse_bytes(data, parsed.path, kind, max_depth=self.max_depth).hcl

@@ -20,6 +20,7 @@ from mlcost_lint.suppress import SuppressionResult, apply_suppressions
 
 if TYPE_CHECKING:
     from mlcost_lint import run_cache
+    from mlcost_lint.file_index import FileIndex
     from mlcost_lint.cache import CacheWriter, ParseCache
     from mlcost_lint.cache_trees import HclTrees
     from mlcost_lint.model.terraform.root_cache import RootCache
@@ -269,6 +270,9 @@ class _Input:
     kind: FileKind
     key: str | None = None
     done: ParsedFile | None = None
+    # Not read: the file index (mlcost_lint.file_index) gave its key; the
+    # bytes are read only if something has to be parsed.
+    unread: bool = False
 
     def run_key_part(self) -> str:
         if self.key is not None:
@@ -280,15 +284,38 @@ class _Input:
 
 
 def _read_all(files: list[SourceFile], max_bytes: int, options: LintOptions,
-              cache: ParseCache | None) -> list[_Input]:
+              cache: ParseCache | None, index: "FileIndex | None" = None) -> list[_Input]:
+    """Read and key every file; with ``index``, a file whose stat is as the
+    index recorded keeps its key unread."""
     out = []
     for sf in files:
+        st = None
+        if index is not None and sf.display != STDIN_DISPLAY:
+            try:
+                st = os.stat(sf.path, follow_symlinks=sf.follow)
+            except OSError:
+                st = None
+            if st is not None and st.st_size <= max_bytes:
+                known = index.lookup(sf.display, st, sf.kind.value)
+                if known is not None:
+                    out.append(_Input(sf, None, sf.kind, known, unread=True))
+                    continue
         data, kind, done = _read(sf, max_bytes, options)
         key = None
         if done is None and cache is not None and sf.display != STDIN_DISPLAY:
             key = cache.key(data, sf.display, kind.value)
+            if index is not None:
+                index.record(sf.display, st, kind.value, key)
         out.append(_Input(sf, data, kind, key, done))
     return out
+
+
+def _read_now(item: _Input, max_bytes: int, options: LintOptions, cache: ParseCache) -> _Input:
+    """An unread input read after all, as _read_all would have read it (its
+    content may have changed since the index recorded it: then so has its key)."""
+    data, kind, done = _read(item.source, max_bytes, options)
+    key = cache.key(data, item.source.display, kind.value) if done is None else None
+    return _Input(item.source, data, kind, key, done)
 
 
 def _parse_inputs(inputs: list[_Input], settings: Settings, options: LintOptions,
@@ -305,12 +332,26 @@ def _parse_inputs(inputs: list[_Input], settings: Settings, options: LintOptions
             from mlcost_lint.cache_trees import HclTrees
 
             take_tree = HclTrees(cache, settings.max_nesting_depth).load_now
+        max_bytes = int(settings.max_file_size_mb * 1_000_000)
         for i, item in enumerate(inputs):
             if item.done is not None:
                 results[i] = item.done
                 continue
             if cache is not None and item.key is not None:
                 hit = cache.get(item.key)
+                if isinstance(hit, ParsedFile):
+                    if hit.hcl_outline is not None and hit.hcl is None:
+                        # the bytes are only needed if the tree's own entry is gone
+                        take_tree(hit, item.key, item.data if not item.unread else
+                                  _reader(item.source, max_bytes, options))
+                    results[i] = hit
+                    continue
+            if item.unread and cache is not None:
+                item = inputs[i] = _read_now(item, max_bytes, options, cache)
+                if item.done is not None:
+                    results[i] = item.done
+                    continue
+                hit = cache.get(item.key) if item.key is not None else None
                 if isinstance(hit, ParsedFile):
                     if hit.hcl_outline is not None and hit.hcl is None:
                         take_tree(hit, item.key, item.data)
@@ -320,6 +361,12 @@ def _parse_inputs(inputs: list[_Input], settings: Settings, options: LintOptions
         jobs = min(options.jobs or os.cpu_count() or 1, _MAX_JOBS)
         results.update(_parse_many(todo, jobs, settings.max_nesting_depth, cache))
     return [results[i] for i in range(len(inputs))]
+
+
+def _reader(sf: SourceFile, max_bytes: int, options: LintOptions):
+    def read() -> bytes:
+        return _read(sf, max_bytes, options)[0] or b""
+    return read
 
 
 def parse_all(files: list[SourceFile], settings: Settings, options: LintOptions,
@@ -340,7 +387,14 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
                                 respect_gitignore=settings.respect_gitignore)
     max_bytes = int(settings.max_file_size_mb * 1_000_000)
     cache = _open_cache(settings, options, max_bytes, list(paths)) if options.use_cache else None
-    inputs = _read_all(found.files, max_bytes, options, cache)
+    index = None
+    if cache is not None:
+        from mlcost_lint.file_index import FileIndex
+
+        index = FileIndex.open(cache, os.getcwd())
+    inputs = _read_all(found.files, max_bytes, options, cache, index)
+    if index is not None:
+        index.save()
     var_inputs = _read_all([SourceFile(Path(v), v, FileKind.TERRAFORM_VARS) for v in options.var_files],
                            max_bytes, options, cache)
     key = None

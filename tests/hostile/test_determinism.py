@@ -124,3 +124,48 @@ def test_real_cli_identical_across_hash_seeds_jobs_and_cache(tree: Path, tmp_pat
     for fmt in ("text", "full", "json"):
         cold = _cli(tree, "--format", fmt, "--no-cache", hash_seed="1")
         assert _cli(tree, "--format", fmt, "--cache-dir", cache, hash_seed="2") == cold, fmt
+
+
+def test_every_format_identical_with_the_file_index(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The file index (files whose stat is unchanged are not read): identical
+    output when it is filled, when it is used with every parse entry present,
+    with a random half of them gone (the unread files' bytes are read late:
+    for a missing parse result, for a .tf tree to re-parse), with all gone,
+    and after a same-size change with its mtime put back."""
+    import random
+
+    import mlcost_lint.file_index as file_index
+    import mlcost_lint.safe_io as safe_io
+
+    monkeypatch.setattr(file_index, "RACY_SECONDS", 0)    # the copied files count as settled
+    root = tmp_path / "proj"
+    shutil.copytree(tree, root)
+    cache = tmp_path / "cache"
+    reference = _outputs(root, 1, None)
+    _same({"cold, fills the index": _outputs(root, 2, cache)}, reference)
+    assert list(cache.glob("*/i?/*.pkl")), "no file index written"
+
+    reads: list[str] = []
+    real = safe_io.read_regular
+    monkeypatch.setattr(safe_io, "read_regular", lambda path, *a, **k: reads.append(str(path)) or real(path, *a, **k))
+    _same({"warm, from the index": _outputs(root, 1, cache)}, reference)
+    assert not [r for r in reads if str(root) in r], "unchanged files were read"
+
+    entries = sorted(p for p in cache.glob("*/[0-9a-f][0-9a-f]/*.pkl"))
+    assert entries
+    for p in random.Random(7).sample(entries, len(entries) // 2):
+        p.unlink()
+    _same({"half the parse entries gone": _outputs(root, 2, cache)}, reference)
+    for p in cache.glob("*/[0-9a-f][0-9a-f]/*.pkl"):
+        p.unlink()
+    _same({"every parse entry gone": _outputs(root, 1, cache)}, reference)
+
+    changed = root / "demo" / "configs" / "llama8b-full-ft.yaml"
+    before = changed.stat()
+    original = changed.read_bytes()
+    assert b"bf16: true" in original
+    changed.write_bytes(original.replace(b"bf16: true", b"bf16: nope", 1))
+    os.utime(changed, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = _outputs(root, 1, None)
+    assert after["json"] != reference["json"]
+    _same({"same-size change, mtime put back": _outputs(root, 1, cache)}, after)
