@@ -66,12 +66,17 @@ def test_a_run_whose_roots_all_come_from_the_cache_loads_no_tree(project: Path, 
     assert "hunter2-very-secret-value" in again[1]
 
 
-def test_a_root_that_is_evaluated_again_loads_the_trees(project: Path, loaded: list):
+def test_a_root_that_is_evaluated_again_loads_the_trees_it_reaches(project: Path, loaded: list):
     _run(project)
     (project / "other" / "main.tf").write_text(OTHER.replace('"logs"', '"logs-2"'))
     found = _run(project)
-    # one changed file, parsed now; the other .tf files come from the cache, trees loaded on demand
-    assert sorted(loaded) == ["live/main.tf", "modules/pool/main.tf"]
+    # one changed file, parsed now; its root calls no module: no other tree is read
+    assert loaded == []
+    assert found == _run(project, use_cache=False)
+    (project / "live" / "main.tf").write_text(ROOT + "# changed\n")
+    found = _run(project)
+    # the root calls ../modules/pool: that tree is loaded, the unrelated root's is not
+    assert loaded == ["modules/pool/main.tf"]
     assert found == _run(project, use_cache=False)
 
 
@@ -89,7 +94,7 @@ def test_a_missing_or_damaged_tree_entry_is_parsed_again(project: Path, loaded: 
             p.write_bytes(b"\0" * 40)
     (project / "live" / "main.tf").write_text(ROOT + 'resource "aws_s3_bucket" "extra" {\n  bucket = "extra"\n}\n')
     found = _run(project)
-    assert sorted(loaded) == ["modules/pool/main.tf", "other/main.tf"]
+    assert loaded == ["modules/pool/main.tf"]     # other/ comes from the root cache
     assert found == _run(project, use_cache=False)
     # the module's bucket (its tree parsed again) and the root's new one
     assert {f[:3] for f in found[0] if f[0] == "MLC303"} == {
@@ -110,3 +115,27 @@ def test_parse_all_returns_whole_trees_from_the_cache(project: Path):
     again = parse_all(files, settings, options)
     assert [pf.path for pf in again] == ["live/main.tf", "modules/pool/main.tf", "other/main.tf"]
     assert again == fresh and all(pf.hcl is not None and pf.hcl_outline is None for pf in again)
+
+
+def test_a_failed_preparation_is_reported_whichever_roots_come_from_the_cache(project: Path, monkeypatch):
+    """Sources are prepared only when a root that reaches them is evaluated;
+    the root reaching a source whose preparation failed is never cached, so
+    the diagnostic is there, in the same place, in every cache state."""
+    from mlcost_lint.model.terraform import builder
+
+    real = builder.prepare
+
+    def failing(source):
+        if source.dir == "modules/pool":
+            raise RecursionError
+        return real(source)
+
+    monkeypatch.setattr(builder, "prepare", failing)
+    cold = _run(project, use_cache=False)
+    assert ("MLC001", "modules/pool", 1, "configuration nested too deeply to evaluate") in \
+        [(c, p, line, m.split(": ", 1)[-1]) for c, p, line, m in cold[0]]
+    assert _run(project) == cold                      # fills the caches
+    (project / "other" / "main.tf").write_text(OTHER + "# changed\n")
+    assert _run(project) == _run(project, use_cache=False)    # other/ evaluated, live/ again (never cached)
+    (project / "k8s" / "job.yaml").write_text(JOB + "# changed\n")
+    assert _run(project) == _run(project, use_cache=False)

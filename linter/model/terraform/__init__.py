@@ -114,6 +114,7 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
     run = _Roots(build, called, tfvars_by_dir, extra_vars, cli_vars or {}, root_cache, trees)
     for d in roots:
         run.root(d)
+    run.finish()
 
     for doc in plans:
         load_plan(doc, model)
@@ -193,26 +194,36 @@ class _Roots:
         self.cli_vars = cli_vars
         self.cache = root_cache
         self.diagnostics_start = len(build.model.diagnostics)
-        self.prepared = False
+        self.prepared: set[str] = set()
         self.prepare_failed: set[str] = set()
+        # a module call reaching a source no root's static reach named (see root())
+        build.prepare = self._prepare
 
-    def _prepare(self) -> None:
+    def _prepare(self, src: Any) -> None:
+        """Prepare one module source (once): its trees, loaded now for the
+        files that came from the parse cache with their outline only, and
+        its dependency order. Only the sources an evaluated root reaches are
+        prepared: a change to one root's file reads and prepares that root
+        and its modules, not every module directory in the scan."""
         from mlcost_lint.model.terraform.builder import prepare
 
-        if self.prepared:
+        if src.dir in self.prepared:
             return
-        self.prepared = True
-        found = []
-        for src in self.build.sources.values():
-            # The files' trees, in path order: loaded now for the files that
-            # came from the parse cache with their outline only.
-            src.add_pending(self.trees)
-            try:
-                prepare(src)
-            except RecursionError:
-                self.prepare_failed.add(src.dir)
-                found.append((Location(src.dir), "configuration nested too deeply to evaluate"))
-        # where an eager preparation (before every root) would have put them
+        self.prepared.add(src.dir)
+        src.add_pending(self.trees)
+        try:
+            prepare(src)
+        except RecursionError:
+            self.prepare_failed.add(src.dir)
+
+    def finish(self) -> None:
+        """The preparation diagnostics, in source order, where preparing
+        every source before the first root would have put them. Every source
+        a failed preparation belongs to is reached by a root that is then
+        never cached (root()), so the set is the same whichever roots came
+        from the cache."""
+        found = [(Location(d), "configuration nested too deeply to evaluate")
+                 for d in self.build.sources if d in self.prepare_failed]
         diagnostics = self.build.model.diagnostics
         diagnostics[self.diagnostics_start:self.diagnostics_start] = found
 
@@ -236,7 +247,8 @@ class _Roots:
             model.diagnostics.extend(cached.diagnostics)
             _secrets_taken(model, cached.resources, cached.secrets)
             return
-        self._prepare()
+        for x in sorted(_reachable([d], self.called)):
+            self._prepare(build.sources[x])
         marks = (len(model.resources), len(model.providers), len(model.module_calls), len(model.diagnostics))
         steps, reported = budget.steps, build.budget_reported
         build.touched = {d}   # ModuleInstance._local_child adds every module directory it looks up

@@ -260,6 +260,8 @@ class Build:
         self.budget_reported = False
         self.emitting = True
         self.touched: set[str] = set()   # module directories looked up (root_cache.py)
+        # prepares a source before its first instance (model/terraform _Roots._prepare)
+        self.prepare: Callable[[ModuleSource], None] = lambda source: None
 
     def diagnostic(self, loc: Location, message: str) -> None:
         if self.emitting:
@@ -800,6 +802,7 @@ class ModuleInstance:
         source = self.build.sources.get(child_dir)
         if source is None:
             return UNKNOWN, None   # not in the scan: its outputs are unknown
+        self.build.prepare(source)
         if child_dir in self.stack:
             self.build.diagnostic(d.location, (
                 f"module {d.name!r} is recursive (source {child_dir} is already being evaluated): "
