@@ -59,6 +59,7 @@ import secrets
 import shutil
 import stat
 import time
+import weakref
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -154,6 +155,12 @@ def _open_dir(name: str | Path, dir_fd: int | None = None, create: bool = False)
         except FileExistsError:
             pass
     return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+
+
+def _close_all(fds: dict[str, int]) -> None:
+    for fd in fds.values():
+        _close(fd)
+    fds.clear()
 
 
 def _close(fd: int | None) -> None:
@@ -345,6 +352,8 @@ class ParseCache:
         self.misses = 0
         self.writes = 0
         self._used: set[str] = set()    # keys read this run: pruning keeps them
+        self._dir_fds: dict[str, int] = {}    # "" = the version folder, else a shard (_shard_fd)
+        weakref.finalize(self, _close_all, self._dir_fds)
         link = _link_between(base or Path.cwd(), folder)
         if link is not None:
             raise CacheUnavailable(f"{link} is a symbolic link")
@@ -395,18 +404,37 @@ class ParseCache:
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.pkl"
 
-    def _read_entry(self, key: str) -> bytes | None:
-        fds: list[int] = []
+    def _shard_fd(self, shard: str) -> int | None:
+        """A descriptor of the shard folder, opened (without following a
+        link) once per cache object and kept: a run reads thousands of
+        entries, and three folder opens per entry were most of the system
+        calls of a warm pre-commit run. A folder that is not there yet is
+        not remembered (a worker may create it)."""
+        fds = self._dir_fds
+        fd = fds.get(shard)
+        if fd is not None:
+            return fd
         try:
-            fds.append(_open_dir(self.root))
-            fds.append(_open_dir(self.folder.name, fds[-1]))
-            fds.append(_open_dir(key[:2], fds[-1]))
-            return _read_regular(f"{key}.pkl", fds[-1], self.max_entry_bytes + _SIG_LEN)
+            if "" not in fds:
+                root_fd = _open_dir(self.root)
+                try:
+                    fds[""] = _open_dir(self.folder.name, root_fd)
+                finally:
+                    _close(root_fd)
+            fd = fds[shard] = _open_dir(shard, fds[""])
         except OSError:
             return None
-        finally:
-            for fd in reversed(fds):
-                _close(fd)
+        return fd
+
+    def _read_entry(self, key: str) -> bytes | None:
+        fd = self._shard_fd(key[:2])
+        if fd is None:
+            return None
+        return _read_regular(f"{key}.pkl", fd, self.max_entry_bytes + _SIG_LEN)
+
+    def close(self) -> None:
+        """Close the kept folder descriptors (also done when the object is collected)."""
+        _close_all(self._dir_fds)     # the same dict the finalizer holds: nothing is closed twice
 
     def get(self, key: str) -> Any | None:
         blob = self._read_entry(key)

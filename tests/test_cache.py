@@ -242,3 +242,32 @@ def test_prune_scans_again_only_after_many_writes_or_an_old_or_future_stamp(tmp_
     fill(fourth, 30, 2)
     fourth.prune()
     assert entries() == 2
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
+def test_folder_descriptors_are_kept_per_cache_and_closed(tmp_path: Path, monkeypatch):
+    """Entries are read through one kept descriptor per shard folder; a shard
+    that appears later (a worker made it) is found; close() and collection
+    close them all, so runs in one process do not leak descriptors."""
+    import gc
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+
+    def open_fds() -> int:
+        return len(list(Path("/proc/self/fd").iterdir()))
+
+    before = open_fds()
+    cache = _cache(tmp_path)
+    keys = [cache.key(f"kind: Pod #{i}\n".encode(), f"{i}.yaml", "yaml") for i in range(40)]
+    assert cache.get(keys[0]) is None          # its shard does not exist yet: nothing kept
+    for i, key in enumerate(keys):
+        cache.put(key, ParsedFile(path=f"{i}.yaml", kind=FileKind.YAML))
+    assert [cache.get(k).path for k in keys] == [f"{i}.yaml" for i in range(40)]
+    shards = {k[:2] for k in keys}
+    assert open_fds() - before == len(shards) + 1      # the shards and the version folder
+    cache.close()
+    assert open_fds() == before
+    assert cache.get(keys[1]).path == "1.yaml"         # reopened after close
+    del cache
+    gc.collect()
+    assert open_fds() == before
