@@ -378,6 +378,7 @@ def parse_all(files: list[SourceFile], settings: Settings, options: LintOptions,
     parsed = _parse_inputs(_read_all(files, max_bytes, options, cache), settings, options, cache)
     if cache is not None:
         cache.prune()
+        cache.close()
     return parsed
 
 
@@ -411,6 +412,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
         with _GcPaused():
             hit = run_cache.load(cache, key)
         if hit is not None:
+            cache.close()
             return _from_run_cache(hit, found)
     from mlcost_lint.cache_trees import HclTrees
 
@@ -435,7 +437,15 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     # No message prints a secret-looking value, whichever rule wrote it (mlcost_lint.secrets).
     from mlcost_lint.secrets import redact_findings
 
-    secrets = redact_findings(findings, project)
+    if cache is not None:
+        from functools import partial
+
+        from mlcost_lint.cleaned_texts import CleanedTexts
+
+        # messages cleaned by earlier runs are not cleaned again (cleaned_texts.py)
+        secrets = redact_findings(findings, project, partial(CleanedTexts, cache))
+    else:
+        secrets = redact_findings(findings, project)
     by_path = {pf.path: pf for pf in parsed}
     result = apply_suppressions(findings, by_path, settings.per_file_ignores, settings.root)
     from mlcost_lint.fix import fixes_for
@@ -451,6 +461,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
             fixes=run_cache.fix_list(result.kept, fix_pairs), read_as=out.read_as))
     if cache is not None:
         cache.prune()
+        cache.close()
     return out
 
 

@@ -603,17 +603,23 @@ def _whole_token(secret: str) -> str:
     return head + re.escape(secret) + tail
 
 
-def text_cleaner(secrets: Iterable[str], keep_tabs: bool = False) -> Any:
+def text_cleaner(secrets: Iterable[str], keep_tabs: bool = False, memo: Any = None) -> Any:
     """What every text from a scanned file goes through before it is shown
     (messages, ``full`` source lines, ``--diff`` lines): the project's
     secret values and credential-shaped values hidden, then control and
-    invisible characters escaped (tabs kept for display when asked)."""
+    invisible characters escaped (tabs kept for display when asked).
+    ``memo``: a cleaned_texts.CleanedTexts for these secrets (texts cleaned
+    by earlier runs, by digest)."""
     from mlcost_lint.credentials import mask_credentials
 
-    redact = Redactor(secrets)
+    redactor: list[Redactor] = []    # built at the first text no memo knows
+    if keep_tabs:
+        memo = None      # a memo holds texts cleaned without keep_tabs (redact_findings)
     # Messages repeat (related lines, addresses, one rule's text per object):
     # each distinct short text is cleaned once per cleaner.
     done: dict[str, str] = {}
+    if memo is not None:
+        from mlcost_lint.cleaned_texts import digest
 
     def clean(text: str) -> str:
         if not isinstance(text, str):
@@ -621,11 +627,18 @@ def text_cleaner(secrets: Iterable[str], keep_tabs: bool = False) -> Any:
         cached = done.get(text)
         if cached is not None:
             return cached
-        hidden = mask_credentials(redact(text))
-        if keep_tabs:
-            out = "\t".join(escape_controls(part) for part in hidden.split("\t"))
-        else:
-            out = escape_controls(hidden)
+        key = digest(text) if memo is not None else None
+        out = memo.get(key) if key is not None else None
+        if out is None:
+            if not redactor:
+                redactor.append(Redactor(secrets))
+            hidden = mask_credentials(redactor[0](text))
+            if keep_tabs:
+                out = "\t".join(escape_controls(part) for part in hidden.split("\t"))
+            else:
+                out = escape_controls(hidden)
+            if key is not None:
+                memo.add(key, out)
         if len(text) <= _MEMO_CLEAN_MAX and len(done) < _MEMO_CLEAN_ENTRIES:
             done[text] = out
         return out
@@ -637,17 +650,21 @@ _MEMO_CLEAN_MAX = 1024          # characters of one remembered text
 _MEMO_CLEAN_ENTRIES = 100_000   # texts remembered by one cleaner
 
 
-def redact_findings(findings: list, project: Any) -> frozenset[str]:
+def redact_findings(findings: list, project: Any, memo_for: Any = None) -> frozenset[str]:
     """Hide every secret value of ``project`` from each finding's message,
     address and related messages, and escape control characters in them
-    (in place); returns the secret values."""
+    (in place); returns the secret values. ``memo_for(secrets)``: the
+    cleaned_texts.CleanedTexts to take earlier runs' cleaned texts from."""
     secrets = frozenset(collect_secrets(project))
     if not findings:  # the secrets are still returned: reporters hide them from source lines
         return secrets
-    clean = text_cleaner(secrets)
+    memo = memo_for(secrets) if memo_for is not None else None
+    clean = text_cleaner(secrets, memo=memo)
     for f in findings:
         f.message = clean(f.message)
         f.address = clean(f.address)
         if f.related:
             f.related = tuple(replace(r, message=clean(r.message)) for r in f.related)
+    if memo is not None:
+        memo.save()
     return secrets
