@@ -374,6 +374,8 @@ class ModuleInstance:
                     f"value needs more than {budget.node_limit} evaluation steps "
                     "(a twentieth of max-evaluation-steps): treated as unknown"))
             return UNKNOWN, None
+        if type(result) is str:    # most values: nothing to bound or tame
+            return result, self.ev.ref
         if not bounded(result):
             self.build.diagnostic(loc or Location(self.source.dir),
                                   "value is too large to model (over 200000 elements): treated as unknown")
