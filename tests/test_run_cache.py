@@ -92,6 +92,38 @@ def test_every_input_change_is_a_miss(project: Path, change: str, monkeypatch):
     assert _seen(again) == _seen(fresh)
 
 
+def test_the_package_fingerprint_moves_with_any_write_to_a_package_file(tmp_path: Path):
+    """The fingerprint reads stat stamps, not bytes: a rewrite of the same
+    size with its mtime put back still changes it (ctime moves), bytecode
+    does not count, and a new or removed file does."""
+    import os
+    import time
+
+    from mlcost_lint.run_cache import tree_fingerprint
+
+    pkg = tmp_path / "pkg"
+    (pkg / "rules" / "__pycache__").mkdir(parents=True)
+    rule = pkg / "rules" / "a.py"
+    rule.write_text("LIMIT = 1\n")
+    (pkg / "table.json").write_text("{}")
+    before = tree_fingerprint([str(pkg)])
+    assert tree_fingerprint([str(pkg)]) == before
+    (pkg / "rules" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"x")
+    assert tree_fingerprint([str(pkg)]) == before
+    st = rule.stat()
+    time.sleep(0.01)
+    rule.write_text("LIMIT = 2\n")
+    os.utime(rule, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert rule.stat().st_size == st.st_size and rule.stat().st_mtime_ns == st.st_mtime_ns
+    edited = tree_fingerprint([str(pkg)])
+    assert edited != before
+    (pkg / "rules" / "b.py").write_text("")
+    added = tree_fingerprint([str(pkg)])
+    assert added not in (before, edited)
+    (pkg / "rules" / "b.py").unlink()
+    assert tree_fingerprint([str(pkg)]) == edited
+
+
 def test_var_files_and_cli_vars_are_part_of_the_key(project: Path):
     (project / "small.tfvars").write_text('size = "g5.xlarge"\n')
     first = _lint(project, var_files=["small.tfvars"])
