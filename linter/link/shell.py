@@ -25,6 +25,9 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # Characters split_script treats like any letter wherever they are (everything
 # it tests for one by one is left out; "#" and "$" are ordinary only in places).
 _PLAIN_RUN = re.compile(r"[^\\'\"$`# \t\r\n;|&()]+")
+# Inside double quotes, what is taken as it is (no closing quote, no backslash).
+_QUOTED_RUN = re.compile(r'[^"\\]+')
+_BLANKS = re.compile(r"[ \t\r]+")
 # Words in front of the real command that only change how it runs.
 _WRAPPERS = frozenset({"exec", "time", "nohup", "sudo", "stdbuf", "nice", "ionice", "command", "builtin"})
 _RUNNERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"), ("hatch", "run")}
@@ -92,6 +95,16 @@ class Program:
     assignments: list[Assignment] = field(default_factory=list)
 
 
+# Texts split earlier in this run -> (tokens, ok, starts, columns). A Slurm
+# script is split twice (its exported variables when the model is built,
+# its commands when launches are linked): half of the 1.2 M characters split
+# in a cold run of the real corpus. Bounded by characters held, as a script
+# may be large.
+_SPLIT_MEMO: dict[str, tuple[tuple, bool, tuple, tuple]] = {}
+_SPLIT_MEMO_CHARS = [0]
+_SPLIT_MEMO_MAX_CHARS = 4_000_000
+
+
 def split_script(text: str, starts: list[int] | None = None,
                  columns: list[int] | None = None) -> tuple[list[str | None], bool]:
     """Split a shell script into words; ``None`` marks a command boundary and
@@ -100,12 +113,38 @@ def split_script(text: str, starts: list[int] | None = None,
     When ``starts`` is given, the 0-based line each token starts on is
     appended to it (one entry per token); ``columns`` likewise gets the
     0-based column each token starts at on its line."""
+    hit = _SPLIT_MEMO.get(text)
+    if hit is None:
+        token_starts: list[int] = []
+        token_columns: list[int] = []
+        tokens, ok = _split(text, token_starts, token_columns)
+        hit = (tuple(tokens), ok, tuple(token_starts), tuple(token_columns))
+        if _SPLIT_MEMO_CHARS[0] + len(text) > _SPLIT_MEMO_MAX_CHARS:
+            _SPLIT_MEMO.clear()
+            _SPLIT_MEMO_CHARS[0] = 0
+        if len(text) <= _SPLIT_MEMO_MAX_CHARS:
+            _SPLIT_MEMO[text] = hit
+            _SPLIT_MEMO_CHARS[0] += len(text)
+    if starts is not None:
+        starts.extend(hit[2])
+        if columns is not None:
+            columns.extend(hit[3])
+    return list(hit[0]), hit[1]
+
+
+def _split(text: str, starts: list[int] | None = None,
+           columns: list[int] | None = None) -> tuple[list[str | None], bool]:
     tokens: list[str | None] = []
     word: list[str] = []
     in_word = False
     word_start = 0
     i, n = 0, len(text)
-    newlines = [k for k, c in enumerate(text) if c == "\n"] if starts is not None else []
+    newlines: list[int] = []
+    if starts is not None:
+        k = text.find("\n")
+        while k >= 0:
+            newlines.append(k)
+            k = text.find("\n", k + 1)
 
     def flush() -> None:
         nonlocal word, in_word
@@ -163,8 +202,13 @@ def split_script(text: str, starts: list[int] | None = None,
                         buf.append(text[j + 1])
                     j += 2
                     continue
-                buf.append(text[j])
-                j += 1
+                quoted = _QUOTED_RUN.match(text, j)
+                if quoted is not None:
+                    buf.append(quoted.group())
+                    j = quoted.end()
+                else:    # a backslash that escapes nothing stays
+                    buf.append(text[j])
+                    j += 1
             word.append("".join(buf))
             in_word = True
             if j >= n:
@@ -202,7 +246,7 @@ def split_script(text: str, starts: list[int] | None = None,
             continue
         if ch in " \t\r":
             flush()
-            i += 1
+            i = _BLANKS.match(text, i).end()
             continue
         if ch == "&" and ((i > 0 and text[i - 1] in "<>") or text[i + 1:i + 2] == ">"):
             word.append(ch)        # a redirection: 2>&1, &>log

@@ -40,3 +40,30 @@ def test_background_and_loop_flags():
 def test_plain_argv_is_one_command():
     cmds, _ = _commands(["python", "-u", "train.py"], ["--x", "1"])
     assert cmds == [["python", "-u", "train.py", "--x", "1"]]
+
+
+def test_split_script_memo_returns_fresh_lists_and_stays_bounded(monkeypatch):
+    """A text split again comes from the memo (a Slurm script is split for its
+    exports and again for its commands): a caller that changes what it got
+    back does not change what the next caller gets, and the memo drops its
+    texts when it would hold more than its budget of characters."""
+    import mlcost_lint.link.shell as shell
+
+    monkeypatch.setattr(shell, "_SPLIT_MEMO_MAX_CHARS", 100)
+    shell._SPLIT_MEMO.clear()
+    shell._SPLIT_MEMO_CHARS[0] = 0
+    text = "srun python train.py --lr 1\nexport A=1\n"
+    starts: list[int] = []
+    columns: list[int] = []
+    first, ok = split_script(text, starts, columns)
+    assert ok and first == ["srun", "python", "train.py", "--lr", "1", None, "export", "A=1", None]
+    assert starts == [0, 0, 0, 0, 0, 0, 1, 1, 1] and columns == [0, 5, 12, 21, 26, 27, 0, 7, 10]
+    first.append("changed")
+    starts.clear()
+    again, _ = split_script(text, starts)
+    assert again == first[:-1] and starts == [0, 0, 0, 0, 0, 0, 1, 1, 1]
+    assert text in shell._SPLIT_MEMO
+    split_script("x " * 40)           # 80 more characters: over the budget of 100
+    assert text not in shell._SPLIT_MEMO and shell._SPLIT_MEMO_CHARS[0] == 80
+    split_script("y" * 101)           # longer than the budget: not kept
+    assert "y" * 101 not in shell._SPLIT_MEMO
