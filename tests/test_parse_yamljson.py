@@ -76,6 +76,56 @@ def test_nesting_limit():
         parse_yaml(deep, "deep.yaml", max_depth=20)
 
 
+def _outcome(text: str, **bounds):
+    try:
+        return [(d.data, d.positions, d.blocks, d.start_line, d.end_line) for d in parse_yaml(text, "t.yaml", **bounds)]
+    except DocumentError as exc:
+        return ("error", exc.message, exc.line, exc.column)
+
+
+_WALKED_FIRST = [
+    "a: " + "[" * 30 + "]" * 30 + "\nb: " + "[" * 40 + "]" * 40 + "\n",     # two branches too deep: the walk names the last
+    "x: !!python/object/apply:os.system [1]\ny: " + "{a: " * 30 + "1" + "}" * 30 + "\n",
+    "x: " + "[" * 30 + "!!python/name:os.system ''" + "]" * 30 + "\n",
+    "a: 1\n---\nb: " + "[" * 25 + "]" * 25 + "\n",
+    "k: |\n  line\nl: [1, 2, {m: yes}]\n",
+]
+
+
+@pytest.mark.parametrize("text", _WALKED_FIRST)
+def test_documents_without_aliases_read_as_with_the_size_walk(text: str, monkeypatch):
+    """A text with no alias skips the size walk unless converting fails;
+    then the walk runs and its error wins, as when it ran first (depth
+    errors from the walk name the last too-deep branch)."""
+    import mlcost_lint.parse.yamljson as yamljson
+
+    fast = _outcome(text, max_depth=20)
+    walked = []
+    real = yamljson._Converter.convert
+    monkeypatch.setattr(yamljson._Converter, "convert", lambda self, node, alias_free=False: (
+        walked.append(alias_free), real(self, node, False))[1])
+    assert _outcome(text, max_depth=20) == fast
+    assert walked and all(walked)     # parse_yaml asked for the fast path; the walk ran anyway
+
+
+def test_documents_without_aliases_match_the_size_walk_on_real_files(monkeypatch):
+    from pathlib import Path
+
+    import mlcost_lint.parse.yamljson as yamljson
+
+    shared = Path(__file__).resolve().parents[2] / "shared"
+    files = sorted(p for d in ("corpus", "corpus-v2") if (shared / d).is_dir()
+                   for p in (shared / d).rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+    if not files:
+        pytest.skip("../shared/corpus and corpus-v2 not beside this clone")
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in files]
+    fast = [_outcome(t) for t in texts]
+    real = yamljson._Converter.convert
+    monkeypatch.setattr(yamljson._Converter, "convert", lambda self, node, alias_free=False: real(self, node, False))
+    assert [_outcome(t) for t in texts] == fast
+    assert sum("*" not in t for t in texts) > 1000
+
+
 def test_syntax_error_has_parser_position():
     with pytest.raises(DocumentError) as err:
         parse_yaml("apiVersion: v1\nkind: Pod\nmetadata:\n  name: [x\n", "bad.yaml")
