@@ -89,3 +89,27 @@ def test_malformed_plans(data):
     import json
     f = parse_bytes(json.dumps(data).encode(), "p.json", FileKind.JSON)
     build_terraform([f], Settings())
+
+
+def test_the_evaluation_state_is_freed_without_the_collector():
+    """The model and link stages run with the cyclic collector paused and
+    then freeze what is left (model.build.gc_paused), so anything the
+    evaluation state keeps in a reference cycle (every module source and its
+    HCL trees) would stay to the end of the run: it must go by reference
+    counting alone when build_terraform returns."""
+    import gc
+
+    from mlcost_lint.model.terraform.builder import Build, ModuleSource
+
+    gc.collect()
+    gc.disable()
+    try:
+        model = build_text({
+            "main.tf": 'module "a" {\n  source = "./a"\n}\n',
+            "a/main.tf": 'resource "aws_s3_bucket" "b" {\n  bucket = "x"\n}\n',
+        })
+        left = [o for o in gc.get_objects() if isinstance(o, (Build, ModuleSource))]
+    finally:
+        gc.enable()
+    assert [r.address for r in model.resources] == ["module.a.aws_s3_bucket.b"]
+    assert left == []

@@ -178,6 +178,10 @@ def _vars_body(f: Any) -> Any:
     return None
 
 
+def _prepare_nothing(source: Any) -> None:
+    return None
+
+
 class _Roots:
     """Root modules evaluated in order into ``build.model``, or replayed
     from a cached evaluation of the same inputs (root_cache.py). Sources are
@@ -226,6 +230,11 @@ class _Roots:
                  for d in self.build.sources if d in self.prepare_failed]
         diagnostics = self.build.model.diagnostics
         diagnostics[self.diagnostics_start:self.diagnostics_start] = found
+        # Break the build <-> _Roots cycle (build.prepare is our bound method):
+        # the model stages run with the collector paused and then freeze
+        # what is left, so a cycle kept every module source and its trees to
+        # the end of the run (cold peak on bench/'s 2,000 files 317 -> 364 MB).
+        self.build.prepare = _prepare_nothing
 
     def root(self, d: str) -> None:
         from mlcost_lint.model.terraform.builder import ModuleInstance
