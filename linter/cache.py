@@ -55,8 +55,6 @@ import hmac
 import io
 import os
 import pickle
-import secrets
-import shutil
 import stat
 import time
 import weakref
@@ -218,7 +216,7 @@ def _write_atomic(dir_fd: int, name: str, data: bytes, mode: int = 0o644) -> Non
     """Write ``name`` in the folder ``dir_fd`` as a whole: a new temp file
     (O_EXCL, no link followed) renamed over it. A link at ``name`` is
     replaced, never written through."""
-    tmp = f".tmp-{os.getpid()}-{secrets.token_hex(8)}"
+    tmp = f".tmp-{os.getpid()}-{os.urandom(8).hex()}"
     fd = os.open(tmp, _WRITE_FLAGS, mode, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -268,7 +266,7 @@ def _user_key(scan_roots: Iterable[Path] = ()) -> bytes:
         dir_fd = _open_dir(base)
         try:
             if data is None and not os.path.lexists(key_file):
-                tmp = f".tmp-{os.getpid()}-{secrets.token_hex(8)}"
+                tmp = f".tmp-{os.getpid()}-{os.urandom(8).hex()}"
                 fd = os.open(tmp, _WRITE_FLAGS, 0o600, dir_fd=dir_fd)
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(key)
@@ -383,6 +381,8 @@ class ParseCache:
                 # cache-dir pointed at the wrong place must not lose data.
                 if entry.is_dir(follow_symlinks=False) and entry.name.startswith("v") \
                         and entry.name != self.folder.name and entry.name[1:2].isdigit():
+                    import shutil   # only here: its import (bz2, lzma) is a cost on every run
+
                     shutil.rmtree(entry.name, dir_fd=root_fd, ignore_errors=True)
                 elif entry.name == self.folder.name and entry.is_symlink():
                     os.unlink(entry.name, dir_fd=root_fd)   # ours to replace, never to follow
