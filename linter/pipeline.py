@@ -193,7 +193,22 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
         futures = [(chunk, pool.submit(_parse_chunk, [(t.data or b"", t.display, t.kind, t.cache_key)
                                                       for t in chunk], max_depth, writer))
                    for chunk in chunks]
+        # The parent would only wait: it parses the chunks no worker has
+        # started yet, smallest first, until the workers reach them. Those
+        # results cross no process boundary (unpickling the workers' results
+        # was 0.22 s of the parent's time in a cold run of the real corpus).
+        # Cold on bench/'s 2,000 files, 3 runs each: 5.35-5.53 s -> 5.22-5.36 s,
+        # peak 320-327 -> 313 MB; one worker fewer used less CPU but more wall.
+        for chunk, future in reversed(futures):
+            if not future.cancel():
+                break
+            for t in chunk:
+                out[t.index] = parsed = parse_bytes(t.data or b"", t.display, t.kind, max_depth=max_depth)
+                if cache is not None and t.cache_key is not None:
+                    cache_trees.store(cache, t.cache_key, parsed)
         for chunk, future in futures:
+            if future.cancelled():
+                continue
             for task, payload in zip(chunk, future.result()):
                 if payload is None:     # too deep to send: parsed here, as with --jobs 1
                     out[task.index] = parsed = parse_bytes(task.data or b"", task.display, task.kind,

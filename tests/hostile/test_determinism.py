@@ -169,3 +169,31 @@ def test_every_format_identical_with_the_file_index(tree: Path, tmp_path: Path, 
     after = _outputs(root, 1, None)
     assert after["json"] != reference["json"]
     _same({"same-size change, mtime put back": _outputs(root, 1, cache)}, after)
+
+
+def test_parallel_parse_with_the_parent_taking_unstarted_chunks_is_identical(tree: Path, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    """With workers, the parent parses the chunks no worker has started
+    (pipeline._parse_many): the output is the same as one process's, with a
+    cache filled that way or without one."""
+    from mlcost_lint import pipeline
+
+    monkeypatch.setattr(pipeline, "_PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(pipeline, "_PARALLEL_MIN_BYTES", 0)
+    in_parent: list[str] = []
+    real_parse = pipeline.parse_bytes
+    parent = os.getpid()
+
+    def counting(data, display, *args, **kwargs):
+        if os.getpid() == parent:
+            in_parent.append(display)
+        return real_parse(data, display, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "parse_bytes", counting)
+    serial = _outputs(tree, 1, None)
+    every_file = len(in_parent)
+    in_parent.clear()
+    parallel = _outputs(tree, 2, None)
+    assert 0 < len(in_parent) < every_file    # the parent parsed some chunks, the workers the others
+    _same({"parallel, parent taking chunks": parallel,
+           "parallel, filling a cache": _outputs(tree, 2, tmp_path / "cache")}, serial)
