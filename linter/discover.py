@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -204,14 +203,52 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-def _lstat_mode(path: Path) -> int | None:
-    """The file's mode without following a link, or None when it vanished
-    since the folder was listed or cannot be read: it still counts as a
-    regular file, and reading it reports why."""
+def _walk(top: str, top_display: str, on_error):
+    """os.walk(top, followlinks=False), top-down, that also yields each
+    folder's display path (its parent's plus its name: one relpath per walk,
+    not per folder) and the files' directory entries (their type comes with
+    the listing: no lstat per file). Yields (dirpath, display, dirnames,
+    {file name: DirEntry}); as with os.walk, the caller may prune dirnames,
+    folders that are links are listed in dirnames but not entered, and a
+    folder that cannot be listed goes to ``on_error``."""
+    stack = [(top, top_display)]
+    while stack:
+        dirpath, display = stack.pop()
+        dirs: list[str] = []
+        links: set[str] = set()
+        files: dict[str, os.DirEntry] = {}
+        try:
+            with os.scandir(dirpath) as listing:
+                for entry in listing:
+                    try:
+                        is_dir = entry.is_dir()
+                    except OSError:
+                        is_dir = False
+                    if not is_dir:
+                        files[entry.name] = entry
+                        continue
+                    dirs.append(entry.name)
+                    try:
+                        if entry.is_symlink():
+                            links.add(entry.name)
+                    except OSError:
+                        pass
+        except OSError as exc:
+            on_error(exc)
+            continue
+        yield dirpath, display, dirs, files
+        stack.extend((os.path.join(dirpath, d), d if display == "." else f"{display}/{d}")
+                     for d in reversed(dirs) if d not in links)
+
+
+def _entry_type(entry: os.DirEntry) -> tuple[bool, bool | None]:
+    """(a symbolic link, a regular file) without following links; the second
+    is None when the file vanished or cannot be asked (it is then read, and
+    reading says why)."""
     try:
-        return path.lstat().st_mode
+        return entry.is_symlink(), entry.is_file(follow_symlinks=False)
     except OSError:
-        return None
+        return False, None
 
 
 def _why(rule: Rule, cwd: Path) -> str:
@@ -292,33 +329,29 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
                 return False
             return True
 
-        # followlinks=False: symlinked folders (and loops) are never entered.
-        for dirpath, dirnames, filenames in os.walk(start, onerror=on_error, followlinks=False):
-            here = Path(dirpath)
+        # Symlinked folders (and loops) are never entered.
+        for dirpath, folder, dirnames, files in _walk(str(start), display_path(start, cwd), on_error):
             if ignore is not None:
                 ignore.enter(dirpath)
-            # A walked name has no separator: its display path is the folder's
-            # plus the name (one relpath per folder, not per file or subfolder).
-            folder = display_path(dirpath, cwd)
             dirnames[:] = sorted(d for d in dirnames if keep_dir(dirpath, folder, d))
-            for name in sorted(filenames):
+            for name in sorted(files):
                 kind = kind_of(name)
                 if kind is None and "." in name:
                     continue
-                full = here / name
-                mode = _lstat_mode(full)   # one lstat decides sniffing and reading
-                if kind is None and (mode is None or stat.S_ISREG(mode)):
+                is_link, is_regular = _entry_type(files[name])   # from the listing: no lstat per file
+                full = Path(dirpath, name)
+                if kind is None and (is_regular or is_regular is None):
                     kind = _sniffed_kind(full)
                 if kind is None:
                     continue
                 display = name if folder == "." else f"{folder}/{name}"
-                rule = ignore.match(full, is_dir=False) if ignore is not None else None
+                rule = ignore.match(os.path.join(dirpath, name), is_dir=False) if ignore is not None else None
                 if rule is not None:
                     out.skipped.append(Skip(display, "gitignore", _why(rule, cwd)))
                     continue
-                if mode is not None and stat.S_ISLNK(mode):
+                if is_link:
                     continue  # links may point outside the tree; not followed by default
-                if mode is not None and not stat.S_ISREG(mode):
+                if is_regular is False:
                     continue  # FIFOs, sockets, devices: reading them blocks or never ends
                 add(full, kind, follow=False, display=display)
     out.files.sort(key=lambda f: f.display)

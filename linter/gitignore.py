@@ -146,25 +146,27 @@ class GitIgnore:
         """os.path.abspath(path), from the working folder the walk began in."""
         return os.path.normpath(os.path.join(self._cwd, path))
 
-    def _add_file(self, base: Path, path: Path, name: str) -> None:
+    def _add_file(self, base: Path | str, path: Path | str, name: str) -> None:
         try:
             # One lstat: a regular file, not a link (is_file + is_symlink were two).
             if not stat.S_ISREG(os.lstat(path).st_mode):
                 return
-            text = path.read_text(encoding="utf-8", errors="replace")
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
         except OSError:
             return
         rules = parse_lines(text, name)
         if rules:
-            self.levels.append(_Level(base, rules))
+            self.levels.append(_Level(Path(base), rules))
 
     def enter(self, folder: Path | str) -> None:
         full = self._abs(folder)
         if full in self._loaded:
             return
         self._loaded.add(full)
-        base = Path(full)
-        self._add_file(base, base / ".gitignore", str(base / ".gitignore"))
+        # Strings: asked for every walked folder, and most have no .gitignore.
+        path = os.path.join(full, ".gitignore")
+        self._add_file(full, path, path)
 
     def match(self, path: Path | str, is_dir: bool) -> Rule | None:
         """The rule that ignores ``path``, or None (not ignored, or re-included)."""
