@@ -190,13 +190,22 @@ class _Parser:
         return Conditional(cond, true, false, cond.line, cond.column)
 
     def binary(self, level: int):
+        """Binary operations of ``level`` (1-6, _BINARY) and tighter,
+        left-associative. Precedence climbing: one call per operand, where
+        one call per level per operand (seven) was a fifth of parsing HCL.
+        The ops of one level are consecutive in this loop (a tighter op is
+        taken by the right operand's call, a looser one ends it), so the
+        chain bound counts as a loop per level did."""
         t = self.t
-        left = self.binary(level + 1) if level < 6 else self.unary()
-        chain = self.depth
+        left = self.unary()
+        current = chain = 0
         while True:
             op = t[self.i][0]
-            if _BINARY.get(op) != level:
+            found = _BINARY.get(op)
+            if found is None or found < level:
                 return left
+            if found != current:
+                current, chain = found, self.depth
             # a chain nests its operations (the left one is inside the next):
             # bounded like brackets, so the tree stays picklable and walkable
             chain += 1
@@ -204,7 +213,7 @@ class _Parser:
                 raise HclSyntaxError("nesting too deep", 1, 1)
             self.i += 1
             self.skip_nl()
-            right = self.binary(level + 1) if level < 6 else self.unary()
+            right = self.binary(found + 1) if found < 6 else self.unary()
             left = BinaryOp(op, left, right, left.line, left.column)
             self.skip_nl()   # Lark shifts the newlines after a binary operation into it
 
