@@ -429,12 +429,24 @@ def _pricer(key: int, table: PriceTable, discount: float) -> Pricer:
 def price_findings(findings: Iterable["Finding"], settings: "Settings") -> None:
     """Attach a Cost to every finding whose rule declared a quantity."""
     pricer: Pricer | None = None
+    # Quantities are frozen values and pricing is a function of them: findings
+    # holding the same quantity (a workload copied across folders, every
+    # replica set of one pool) share one Cost (frozen too).
+    costs: dict[Quantity, Cost] = {}
     for f in findings:
-        if f.quantity is None:
+        q = f.quantity
+        if q is None:
             continue
         if pricer is None:
             pricer = pricer_for(settings)
-        f.cost = pricer.cost(f.quantity)
+        try:
+            cost = costs.get(q)
+        except TypeError:      # a value that cannot be hashed: priced on its own
+            f.cost = pricer.cost(q)
+            continue
+        if cost is None:
+            cost = costs[q] = pricer.cost(q)
+        f.cost = cost
 
 
 # ------------------------------------------------------------- totals ---

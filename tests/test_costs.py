@@ -356,3 +356,23 @@ def test_a_child_module_called_twice_prices_both_node_groups(tmp_path: Path):
     # One finding for the block, two node groups: 4 x 32.7726 x 730 = 95,695.99
     assert (path, cost["amount_usd"], cost["at_least"]) == ("modules/gpu/main.tf", 95696.0, False)
     assert cost["basis"].startswith("4 nodes x $32.7726/h x 730 h = $95,696/month")
+
+
+def test_findings_with_equal_quantities_are_priced_once(monkeypatch):
+    from mlcost_lint.config import Settings
+    from mlcost_lint.model.core import Location
+    from mlcost_lint.pricing import HELD, Pricer, Quantity, Target, price_findings
+    from mlcost_lint.rule import Finding
+
+    def quantity(count):
+        return Quantity(Target("aws", ("g5.xlarge",), region="us-east-1"), count, ("GPU", "GPUs"), HELD,
+                        per_accelerator=True)
+
+    findings = [Finding("MLC204", "m", Location("a.yaml", n), f"Job/{n}", quantity=quantity(4 if n < 3 else 2))
+                for n in range(1, 5)]
+    asked = []
+    real = Pricer.cost
+    monkeypatch.setattr(Pricer, "cost", lambda self, q: asked.append(q) or real(self, q))
+    price_findings(findings, Settings())
+    assert asked == [quantity(4), quantity(2)]
+    assert [f.cost.amount_usd for f in findings] == [4.02, 4.02, 2.01, 2.01]
