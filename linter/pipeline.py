@@ -170,14 +170,15 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
                 cache: ParseCache | None = None) -> dict[int, ParsedFile]:
     from mlcost_lint import cache_trees
 
+    def parse_here(t: _ParseTask) -> ParsedFile:
+        parsed = parse_bytes(t.data or b"", t.display, t.kind, max_depth=max_depth)
+        if cache is not None and t.cache_key is not None:
+            cache_trees.store(cache, t.cache_key, parsed)
+        return parsed
+
     total = sum(len(t.data or b"") for t in tasks)
     if jobs <= 1 or len(tasks) < _PARALLEL_MIN_FILES or total < _PARALLEL_MIN_BYTES:
-        out = {}
-        for t in tasks:
-            out[t.index] = parsed = parse_bytes(t.data or b"", t.display, t.kind, max_depth=max_depth)
-            if cache is not None and t.cache_key is not None:
-                cache_trees.store(cache, t.cache_key, parsed)
-        return out
+        return {t.index: parse_here(t) for t in tasks}
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -203,18 +204,13 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
             if not future.cancel():
                 break
             for t in chunk:
-                out[t.index] = parsed = parse_bytes(t.data or b"", t.display, t.kind, max_depth=max_depth)
-                if cache is not None and t.cache_key is not None:
-                    cache_trees.store(cache, t.cache_key, parsed)
+                out[t.index] = parse_here(t)
         for chunk, future in futures:
             if future.cancelled():
                 continue
             for task, payload in zip(chunk, future.result()):
                 if payload is None:     # too deep to send: parsed here, as with --jobs 1
-                    out[task.index] = parsed = parse_bytes(task.data or b"", task.display, task.kind,
-                                                           max_depth=max_depth)
-                    if cache is not None and task.cache_key is not None:
-                        cache_trees.store(cache, task.cache_key, parsed)
+                    out[task.index] = parse_here(task)
                     continue
                 out[task.index] = cache_trees.joined(*payload)
                 if writer is not None and task.cache_key is not None:
