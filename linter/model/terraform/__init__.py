@@ -178,10 +178,6 @@ def _vars_body(f: Any) -> Any:
     return None
 
 
-def _prepare_nothing(source: Any) -> None:
-    return None
-
-
 class _Roots:
     """Root modules evaluated in order into ``build.model``, or replayed
     from a cached evaluation of the same inputs (root_cache.py). Sources are
@@ -234,7 +230,9 @@ class _Roots:
         # the model stages run with the collector paused and then freeze
         # what is left, so a cycle kept every module source and its trees to
         # the end of the run (cold peak on bench/'s 2,000 files 317 -> 364 MB).
-        self.build.prepare = _prepare_nothing
+        from mlcost_lint.model.terraform.builder import prepare_nothing
+
+        self.build.prepare = prepare_nothing
 
     def root(self, d: str) -> None:
         from mlcost_lint.model.terraform.builder import ModuleInstance

@@ -246,6 +246,11 @@ class Input:
     location: Location | None = None   # the caller's argument that passes it
 
 
+def prepare_nothing(source: ModuleSource) -> None:
+    """Build.prepare when no one prepares sources lazily (and once the roots are done)."""
+    return None
+
+
 class Build:
     """State shared by the whole build: sources, budget, results."""
 
@@ -261,7 +266,7 @@ class Build:
         self.emitting = True
         self.touched: set[str] = set()   # module directories looked up (root_cache.py)
         # prepares a source before its first instance (model/terraform _Roots._prepare)
-        self.prepare: Callable[[ModuleSource], None] = lambda source: None
+        self.prepare: Callable[[ModuleSource], None] = prepare_nothing
 
     def diagnostic(self, loc: Location, message: str) -> None:
         if self.emitting:
