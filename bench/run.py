@@ -224,28 +224,23 @@ def bench_scale(files: int, args: argparse.Namespace, include_checkov: bool, cop
     run("fill", "cold run filling an empty cache", [*tool, ".", "--cache-dir", str(cache), *jobs, *common], 1)
     run("warm", "(c) warm, unchanged cache", [*tool, ".", "--cache-dir", str(cache), *jobs, *common], r)
 
-    targets = _touch_targets(repo)
-    originals = {p: p.read_bytes() for p in targets}
+    def run_touched(name: str, what: str, targets: list[Path], mark: str) -> None:
+        """``name`` with every file of ``targets`` changed before each run
+        (new content each time: neither cache has it), restored after."""
+        originals = {p: p.read_bytes() for p in targets}
 
-    def touch(i: int) -> None:
+        def touch(i: int) -> None:
+            for p, data in originals.items():
+                p.write_bytes(data + f"\n# {mark} {i}\n".encode())
+
+        run(name, what.format(n=len(targets)), [*tool, ".", "--cache-dir", str(cache), *jobs, *common], r,
+            before=touch)
         for p, data in originals.items():
-            p.write_bytes(data + f"\n# bench touch {i}\n".encode())
+            p.write_bytes(data)
 
-    run("touch1%", f"(d) warm after changing {len(targets)} files (1%)",
-        [*tool, ".", "--cache-dir", str(cache), *jobs, *common], r, before=touch)
-    for p, data in originals.items():
-        p.write_bytes(data)
-
-    leaf_originals = {p: p.read_bytes() for p in _touch_targets(repo, leaf=True)}
-
-    def touch_leaf(i: int) -> None:
-        for p, data in leaf_originals.items():
-            p.write_bytes(data + f"\n# bench touch leaf {i}\n".encode())
-
-    run("touch-leaf", f"(d') as (d), {len(leaf_originals)} files none in a modules/ folder",
-        [*tool, ".", "--cache-dir", str(cache), *jobs, *common], r, before=touch_leaf)
-    for p, data in leaf_originals.items():
-        p.write_bytes(data)
+    run_touched("touch1%", "(d) warm after changing {n} files (1%)", _touch_targets(repo), "bench touch")
+    run_touched("touch-leaf", "(d') as (d), {n} files none in a modules/ folder", _touch_targets(repo, leaf=True),
+                "bench touch leaf")
 
     small = sorted(repo.glob("**/configs/*/*/accelerate.yaml"))
     if small:   # the generated shape; a --tree may have no such file
