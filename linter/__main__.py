@@ -1,4 +1,4 @@
-from mlcost_lint.cli import main
+from mlcost_lint.entry import main
 
 if __name__ == "__main__":
     main()

@@ -64,6 +64,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from mlcost_lint import __version__
+from mlcost_lint.cache_io import (KEY_BYTES, KEY_FILE_MAX, SIG_LEN, WRITE_FLAGS, close_all, close_fd, inside,
+                                  key_folder, open_dir, read_regular_at, sign, write_atomic)
 
 DEFAULT_DIR = ".mlcost_lint_cache"
 MAX_ENTRIES = 20_000
@@ -71,9 +73,6 @@ MAX_BYTES = 512 * 1024 * 1024
 # A parse result pickles to about 3x its source (measured on the corpus and
 # bench/); the pipeline passes a bound from max-file-size-mb.
 DEFAULT_MAX_ENTRY_BYTES = 64 * 1024 * 1024
-KEY_BYTES = 32
-_KEY_FILE_MAX = 4096
-_SIG_LEN = 32
 _STALE_TMP_SECONDS = 3600      # a temp file this old belongs to a killed run
 # The limits are checked by a scan of every entry (0.08 s at 13,000 entries),
 # so a run that wrote little scans only when the last scan is this old: a
@@ -86,9 +85,6 @@ _PRUNE_STAMP = ".last-prune"
 _CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
                  b"# This file is a cache directory tag created by mlcost-lint.\n"
                  b"# For information about cache directory tags see https://bford.info/cachedir/\n")
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
 class CacheUnavailable(Exception):
@@ -142,32 +138,7 @@ def load_payload(payload: bytes) -> Any:
     return _ParseResultUnpickler(io.BytesIO(payload)).load()
 
 
-# -- folders opened without following links -----------------------------------
-
-def _open_dir(name: str | Path, dir_fd: int | None = None, create: bool = False) -> int:
-    """A descriptor of the folder ``name`` (relative to ``dir_fd``), which
-    must not be a symbolic link; OSError otherwise."""
-    if create:
-        try:
-            os.mkdir(name, 0o755, dir_fd=dir_fd)
-        except FileExistsError:
-            pass
-    return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
-
-
-def _close_all(fds: dict[str, int]) -> None:
-    for fd in fds.values():
-        _close(fd)
-    fds.clear()
-
-
-def _close(fd: int | None) -> None:
-    if fd is not None:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-
+# -- links and the signing key ------------------------------------------------
 
 def _link_between(base: Path, target: Path) -> Path | None:
     """The first component from ``base`` (exclusive) down to ``target``
@@ -186,88 +157,29 @@ def _link_between(base: Path, target: Path) -> Path | None:
     return None
 
 
-def _read_regular(name: str, dir_fd: int | None, limit: int) -> bytes | None:
-    """The bytes of ``name`` when it is a regular file (no link followed,
-    never blocking) of at most ``limit`` bytes; None otherwise."""
-    try:
-        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        chunks, left = [], limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        return data if len(data) <= limit else None
-    except OSError:
-        return None
-    finally:
-        _close(fd)
-
-
-def _write_atomic(dir_fd: int, name: str, data: bytes, mode: int = 0o644) -> None:
-    """Write ``name`` in the folder ``dir_fd`` as a whole: a new temp file
-    (O_EXCL, no link followed) renamed over it. A link at ``name`` is
-    replaced, never written through."""
-    tmp = f".tmp-{os.getpid()}-{os.urandom(8).hex()}"
-    fd = os.open(tmp, _WRITE_FLAGS, mode, dir_fd=dir_fd)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        try:
-            os.unlink(tmp, dir_fd=dir_fd)
-        except OSError:
-            pass
-        raise
-
-
-# -- the signing key -----------------------------------------------------------
-
-def _key_folder() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mlcost-lint"
-
-
-def _inside(path: Path, roots: Iterable[Path]) -> Path | None:
-    real = Path(os.path.realpath(path))
-    for root in roots:
-        if real == root or root in real.parents:
-            return root
-    return None
-
-
 def _user_key(scan_roots: Iterable[Path] = ()) -> bytes:
     """The signing key: 32 random bytes in the user's cache folder, made on
     first use. Raises CacheUnavailable when the only key there is to use
     could have come with the scanned files."""
-    base = _key_folder()
-    roots = [Path(os.path.realpath(r)) for r in scan_roots]
-    inside = _inside(base, roots)
-    if inside is not None:
-        raise CacheUnavailable(f"the cache key folder {base} is inside the scanned tree {inside} "
+    base = Path(key_folder())
+    holder = inside(base, [os.path.realpath(r) for r in scan_roots])
+    if holder is not None:
+        raise CacheUnavailable(f"the cache key folder {base} is inside the scanned tree {holder} "
                                "(set XDG_CACHE_HOME outside the repository)")
     key_file = base / "cache.key"
     if key_file.is_symlink():
         raise CacheUnavailable(f"the cache key {key_file} is a symbolic link")
-    data = _read_regular(str(key_file), None, _KEY_FILE_MAX)
+    data = read_regular_at(str(key_file), None, KEY_FILE_MAX)
     if data is not None and len(data) >= KEY_BYTES:
         return data[:KEY_BYTES]
     key = os.urandom(KEY_BYTES)
     try:
         base.mkdir(parents=True, exist_ok=True)
-        dir_fd = _open_dir(base)
+        dir_fd = open_dir(base)
         try:
             if data is None and not os.path.lexists(key_file):
                 tmp = f".tmp-{os.getpid()}-{os.urandom(8).hex()}"
-                fd = os.open(tmp, _WRITE_FLAGS, 0o600, dir_fd=dir_fd)
+                fd = os.open(tmp, WRITE_FLAGS, 0o600, dir_fd=dir_fd)
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(key)
                 try:
@@ -278,19 +190,15 @@ def _user_key(scan_roots: Iterable[Path] = ()) -> bytes:
                     os.unlink(tmp, dir_fd=dir_fd)
             else:
                 # Empty, short or unreadable: never sign with it, replace it.
-                _write_atomic(dir_fd, "cache.key", key, 0o600)
+                write_atomic(dir_fd, "cache.key", key, 0o600)
         finally:
-            _close(dir_fd)
+            close_fd(dir_fd)
     except OSError:
         return key  # no writable home: the cache still works for this process
-    stored = _read_regular(str(key_file), None, _KEY_FILE_MAX)
+    stored = read_regular_at(str(key_file), None, KEY_FILE_MAX)
     if stored is None or len(stored) < KEY_BYTES:
         return key
     return stored[:KEY_BYTES]
-
-
-def _sign(secret: bytes, key: str, payload: bytes) -> bytes:
-    return hmac.new(secret, key.encode() + payload, hashlib.sha256).digest()
 
 
 # -- writing entries -----------------------------------------------------------
@@ -311,16 +219,16 @@ class CacheWriter:
         no or a folder on the way is a link."""
         fds: list[int] = []
         try:
-            fds.append(_open_dir(self.folder.parent))
-            fds.append(_open_dir(self.folder.name, fds[-1], create=True))
-            fds.append(_open_dir(key[:2], fds[-1], create=True))
-            _write_atomic(fds[-1], f"{key}.pkl", _sign(self.secret, key, payload) + payload)
+            fds.append(open_dir(self.folder.parent))
+            fds.append(open_dir(self.folder.name, fds[-1], create=True))
+            fds.append(open_dir(key[:2], fds[-1], create=True))
+            write_atomic(fds[-1], f"{key}.pkl", sign(self.secret, key, payload) + payload)
             return True
         except OSError:
             return False
         finally:
             for fd in reversed(fds):
-                _close(fd)
+                close_fd(fd)
 
 
 @functools.lru_cache(maxsize=1)
@@ -351,7 +259,7 @@ class ParseCache:
         self.writes = 0
         self._used: set[str] = set()    # keys read this run: pruning keeps them
         self._dir_fds: dict[str, int] = {}    # "" = the version folder, else a shard (_shard_fd)
-        weakref.finalize(self, _close_all, self._dir_fds)
+        weakref.finalize(self, close_all, self._dir_fds)
         link = _link_between(base or Path.cwd(), folder)
         if link is not None:
             raise CacheUnavailable(f"{link} is a symbolic link")
@@ -364,7 +272,7 @@ class ParseCache:
         folder is a link or cannot be made."""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            root_fd = _open_dir(self.root)
+            root_fd = open_dir(self.root)
         except OSError as exc:
             raise CacheUnavailable(f"cannot open {self.root}: {exc.strerror or exc}") from None
         try:
@@ -375,7 +283,7 @@ class ParseCache:
                         continue
                 except FileNotFoundError:
                     pass
-                _write_atomic(root_fd, name, content)
+                write_atomic(root_fd, name, content)
             for entry in os.scandir(root_fd):
                 # Only folders that look like ours ("v" + a version): a
                 # cache-dir pointed at the wrong place must not lose data.
@@ -389,7 +297,7 @@ class ParseCache:
         except OSError:
             pass
         finally:
-            _close(root_fd)
+            close_fd(root_fd)
 
     def writer(self) -> CacheWriter:
         return CacheWriter(self.folder, self._key)
@@ -416,12 +324,12 @@ class ParseCache:
             return fd
         try:
             if "" not in fds:
-                root_fd = _open_dir(self.root)
+                root_fd = open_dir(self.root)
                 try:
-                    fds[""] = _open_dir(self.folder.name, root_fd)
+                    fds[""] = open_dir(self.folder.name, root_fd)
                 finally:
-                    _close(root_fd)
-            fd = fds[shard] = _open_dir(shard, fds[""])
+                    close_fd(root_fd)
+            fd = fds[shard] = open_dir(shard, fds[""])
         except OSError:
             return None
         return fd
@@ -430,19 +338,19 @@ class ParseCache:
         fd = self._shard_fd(key[:2])
         if fd is None:
             return None
-        return _read_regular(f"{key}.pkl", fd, self.max_entry_bytes + _SIG_LEN)
+        return read_regular_at(f"{key}.pkl", fd, self.max_entry_bytes + SIG_LEN)
 
     def close(self) -> None:
         """Close the kept folder descriptors (also done when the object is collected)."""
-        _close_all(self._dir_fds)     # the same dict the finalizer holds: nothing is closed twice
+        close_all(self._dir_fds)     # the same dict the finalizer holds: nothing is closed twice
 
     def get(self, key: str) -> Any | None:
         blob = self._read_entry(key)
         if blob is None:
             self.misses += 1
             return None
-        sig, payload = blob[:_SIG_LEN], blob[_SIG_LEN:]
-        if len(sig) != _SIG_LEN or not hmac.compare_digest(sig, _sign(self._key, key, payload)):
+        sig, payload = blob[:SIG_LEN], blob[SIG_LEN:]
+        if len(sig) != SIG_LEN or not hmac.compare_digest(sig, sign(self._key, key, payload)):
             self.misses += 1
             return None
         try:
@@ -490,12 +398,12 @@ class ParseCache:
         now = time.time()
         fds: list[int] = []
         try:
-            fds.append(_open_dir(self.root))
-            fds.append(version_fd := _open_dir(self.folder.name, fds[-1]))
+            fds.append(open_dir(self.root))
+            fds.append(version_fd := open_dir(self.folder.name, fds[-1]))
             if self.writes < _PRUNE_WRITES and self._pruned_recently(version_fd, now):
                 return
             try:
-                _write_atomic(version_fd, _PRUNE_STAMP, b"")
+                write_atomic(version_fd, _PRUNE_STAMP, b"")
             except OSError:
                 pass    # scanned every time then, as before there was a stamp
             shards: dict[str, int] = {}
@@ -503,7 +411,7 @@ class ParseCache:
                 if not sub.is_dir(follow_symlinks=False):
                     continue
                 try:
-                    shard_fd = _open_dir(sub.name, version_fd)
+                    shard_fd = open_dir(sub.name, version_fd)
                 except OSError:
                     continue
                 fds.append(shard_fd)
@@ -534,7 +442,7 @@ class ParseCache:
             return
         finally:
             for fd in reversed(fds):
-                _close(fd)
+                close_fd(fd)
 
 
 def _unlink(name: str, dir_fd: int) -> None:

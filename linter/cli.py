@@ -231,6 +231,13 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
     if run.files_reported == 0 and not run.findings:
         click.echo("mlcost-lint: warning: no Terraform, Kubernetes, training-config or other supported file "
                    f"found in {' '.join(targets)}", err=True)
+    if not (verbose or output or stdin is not None) and run.result.cache_writer is not None:
+        # Everything this run printed came from these inputs: the same
+        # command over them again may print it without linting (replay.py).
+        from mlcost_lint import replay
+
+        read = [*var_file, *(p for p in (config_file, baseline_file, settings.source, settings.prices_file) if p)]
+        replay.allow([*run.result.watched, *map(str, read)], scope.lint_paths, run.result.cache_writer)
     if exit_zero or fail_on == "never":
         sys.exit(0)
     threshold = _LEVEL_RANK[fail_on]

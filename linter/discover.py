@@ -69,6 +69,12 @@ class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     errors: list[ParseError] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
+    # Paths whose listing, type or content the answer depends on besides
+    # the files found: each path named, every walked folder, the folders
+    # passed over (a venv by its pyvenv.cfg, a link), files read to sniff
+    # their kind, and the .gitignore files asked. Their stat stamps decide
+    # whether an earlier run still holds (replay.py).
+    watched: list[str] = field(default_factory=list)
 
 
 def kind_of(name: str) -> FileKind | None:
@@ -295,6 +301,7 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
                 out.files.append(SourceFile(Path(STDIN), STDIN_DISPLAY, FileKind.YAML))
             continue
         start = Path(raw)
+        out.watched.append(raw)
         if _is_file(start):
             # A file named explicitly is read whatever its name, if we know its kind.
             kind = kind_of(start.name) or _sniffed_kind(start)
@@ -308,6 +315,7 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
             continue
 
         def on_error(exc: OSError, _start: Path = start) -> None:
+            out.watched.append(os.fspath(exc.filename or _start))
             where = escape_controls(display_path(Path(exc.filename or _start), cwd))
             out.errors.append(ParseError(where, 1, 1, f"cannot read directory: {exc.strerror or exc}"))
 
@@ -316,21 +324,29 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
         def keep_dir(dirpath: str, folder: str, d: str) -> bool:
             # Strings, not Paths: a real tree has a folder per two files, and
             # pathlib and relpath per folder were a third of a warm run there.
-            if d in SKIPPED_DIRS or os.path.lexists(os.path.join(dirpath, d, "pyvenv.cfg")):
+            if d in SKIPPED_DIRS:
+                return False
+            # A folder not entered is watched by its own stamp (a pyvenv.cfg
+            # made or removed in it moves it); an entered one is, when walked.
+            if os.path.lexists(os.path.join(dirpath, d, "pyvenv.cfg")):
+                out.watched.append(os.path.join(dirpath, d))
                 return False
             display = d if folder == "." else f"{folder}/{d}"
             pattern = excluded_by(display, exclude, root, cwd)
             if pattern is not None:
+                out.watched.append(os.path.join(dirpath, d))
                 out.skipped.append(Skip(display, "exclude", pattern, is_dir=True))
                 return False
             rule = ignore.match(os.path.join(dirpath, d), is_dir=True) if ignore is not None else None
             if rule is not None:
+                out.watched.append(os.path.join(dirpath, d))
                 out.skipped.append(Skip(display, "gitignore", _why(rule, cwd), is_dir=True))
                 return False
             return True
 
         # Symlinked folders (and loops) are never entered.
         for dirpath, folder, dirnames, files in _walk(str(start), display_path(start, cwd), on_error):
+            out.watched.append(dirpath)
             if ignore is not None:
                 ignore.enter(dirpath)
             dirnames[:] = sorted(d for d in dirnames if keep_dir(dirpath, folder, d))
@@ -341,6 +357,7 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
                 is_link, is_regular = _entry_type(files[name])   # from the listing: no lstat per file
                 full = Path(dirpath, name)
                 if kind is None and (is_regular or is_regular is None):
+                    out.watched.append(str(full))    # its first bytes decide
                     kind = _sniffed_kind(full)
                 if kind is None:
                     continue
@@ -354,5 +371,7 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
                 if is_regular is False:
                     continue  # FIFOs, sockets, devices: reading them blocks or never ends
                 add(full, kind, follow=False, display=display)
+        if ignore is not None:
+            out.watched += ignore.consulted
     out.files.sort(key=lambda f: f.display)
     return out

@@ -123,6 +123,8 @@ class GitIgnore:
 
     levels: list[_Level] = field(default_factory=list)
     _loaded: set[str] = field(default_factory=set)
+    # Every ignore file asked for, there or not (discover.Discovery.watched).
+    consulted: list[str] = field(default_factory=list)
     # The working folder when the walk began: os.path.abspath asked the
     # system for it again for every walked file and folder.
     _cwd: str = field(default_factory=os.getcwd)
@@ -147,6 +149,7 @@ class GitIgnore:
         return os.path.normpath(os.path.join(self._cwd, path))
 
     def _add_file(self, base: Path | str, path: Path | str, name: str) -> None:
+        self.consulted.append(os.fspath(path))
         try:
             # One lstat: a regular file, not a link (is_file + is_symlink were two).
             if not stat.S_ISREG(os.lstat(path).st_mode):

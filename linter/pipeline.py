@@ -70,6 +70,11 @@ class LintResult:
     # What each file was read as (model.read_as.ReadAs), every file.
     read_as: list = field(default_factory=list)
     from_run_cache: bool = False
+    # Every path the answer was read from or depends on (discovery's
+    # watched paths and the files found), and how to write to the cache
+    # this run used (None: no cache): for the replay step (replay.py).
+    watched: list[str] = field(default_factory=list)
+    cache_writer: CacheWriter | None = None
 
 
 # Below this much work a process pool costs more than it saves (start-up
@@ -424,7 +429,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
             hit = run_cache.load(cache, key)
         if hit is not None:
             cache.close()
-            return _from_run_cache(hit, found)
+            return _with_inputs(_from_run_cache(hit, found), found, cache)
     from mlcost_lint.cache_trees import HclTrees
 
     trees = HclTrees(cache, settings.max_nesting_depth) if cache is not None else None
@@ -473,6 +478,12 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     if cache is not None:
         cache.prune()
         cache.close()
+    return _with_inputs(out, found, cache)
+
+
+def _with_inputs(out: LintResult, found: Discovery, cache: ParseCache | None) -> LintResult:
+    out.watched = [*found.watched, *(os.fspath(sf.path) for sf in found.files)]
+    out.cache_writer = cache.writer() if cache is not None else None
     return out
 
 

@@ -29,12 +29,13 @@ and every workload; ``--fix``/``--diff`` edit files) do not read it.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
+
+# A light module of its own: the replay step (replay.py) needs it first.
+from mlcost_lint.fingerprint import package_fingerprint
 
 if TYPE_CHECKING:
     from mlcost_lint.cache import ParseCache
@@ -60,58 +61,6 @@ RUN_PREFIX = "r"
 
 # Settings that never change a finding (where a value came from).
 _NOT_IN_KEY = frozenset({"origins"})
-
-
-@functools.lru_cache(maxsize=1)
-def package_fingerprint() -> str:
-    """Every file of the installed package (code, catalogues, price table):
-    a rule edited in an editable install must not replay old findings.
-
-    Each file counts by its stat stamp (device, inode, size, mtime and
-    ctime in nanoseconds), not its bytes: a write to a file moves its ctime,
-    which no program can set back, so a changed file never keeps its stamp
-    (git's index trusts the same stamps). Reading all ~330 files cost 12 ms
-    on every cached run, more than the rest of a small pre-commit run's
-    cache lookups; a reinstall of the same code misses once."""
-    import mlcost_lint
-    import mlcost_lint.rules
-
-    return tree_fingerprint(sorted({os.path.realpath(p) for mod in (mlcost_lint, mlcost_lint.rules)
-                                    for p in mod.__path__}))
-
-
-def tree_fingerprint(roots: Iterable[str]) -> str:
-    digest = hashlib.sha256()
-    for root in roots:
-        for rel, st in _package_files(root):
-            digest.update(f"{rel}\0{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}\0"
-                          .encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
-
-
-def _package_files(root: str) -> list[tuple[str, os.stat_result]]:
-    """(path relative to ``root``, stat) of every file under it but compiled
-    bytecode, sorted by path."""
-    out = []
-    stack = [""]
-    while stack:
-        rel_dir = stack.pop()
-        try:
-            entries = list(os.scandir(os.path.join(root, rel_dir)))
-        except OSError:
-            continue
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name != "__pycache__":
-                        stack.append(rel)
-                elif entry.is_file() and not entry.name.endswith((".pyc", ".pyo")):
-                    out.append((rel, entry.stat()))
-            except OSError:
-                continue
-    out.sort(key=lambda item: item[0])
-    return out
 
 
 def settings_fingerprint(settings: Settings) -> str:

@@ -99,7 +99,7 @@ def test_the_package_fingerprint_moves_with_any_write_to_a_package_file(tmp_path
     import os
     import time
 
-    from mlcost_lint.run_cache import tree_fingerprint
+    from mlcost_lint.fingerprint import tree_fingerprint
 
     pkg = tmp_path / "pkg"
     (pkg / "rules" / "__pycache__").mkdir(parents=True)
