@@ -224,14 +224,33 @@ def _scan_roots(argv: list[str], cwd: str) -> list[str]:
     return sorted(out)
 
 
+def _read_entry(root: str, version: str, key: str) -> bytes | None:
+    """The entry's bytes under the cache folder ``root``, as the parse cache
+    reads its own: the cache, version and shard folders are opened without
+    following a link (a link among them is no entry), the entry only when it
+    is a regular file of bounded size, never blocking."""
+    from mlcost_lint.cache_io import SIG_LEN, close_fd, open_dir, read_regular_at
+
+    fds: list[int] = []
+    try:
+        fds.append(open_dir(root))
+        fds.append(open_dir(f"v{version}", fds[-1]))
+        fds.append(open_dir(key[:2], fds[-1]))
+        return read_regular_at(f"{key}.pkl", fds[-1], MAX_ENTRY_BYTES + SIG_LEN)
+    except OSError:
+        return None
+    finally:
+        for fd in reversed(fds):
+            close_fd(fd)
+
+
 def _replay(key: str, argv: list[str], cwd: str) -> int | None:
     from mlcost_lint import __version__
-    from mlcost_lint.cache_io import SIG_LEN, existing_key, read_regular_at, sign
+    from mlcost_lint.cache_io import SIG_LEN, existing_key, sign
 
-    name = os.path.join(f"v{__version__}", key[:2], f"{key}.pkl")
     secret = None
     for root in _cache_roots(argv, cwd):
-        blob = read_regular_at(os.path.join(root, name), None, MAX_ENTRY_BYTES + SIG_LEN)
+        blob = _read_entry(root, __version__, key)
         if blob is None:
             continue
         if secret is None:

@@ -228,6 +228,25 @@ def test_an_entry_that_is_a_fifo_or_a_link_is_not_read(demo, tmp_path: Path):
     assert result[0][3] == "linted click" and result[0][:3] == expected
 
 
+def test_an_entry_behind_a_linked_folder_is_not_read(demo, tmp_path: Path):
+    """As the parse cache: no link is followed inside the cache folder, so a
+    tree cannot point the replay step at a folder elsewhere."""
+    tree, run = demo
+    expected = _replays(run, *ARGS)
+    shard = _entry(tmp_path).parent
+    moved = tmp_path / "elsewhere"
+    shard.rename(moved)
+    shard.symlink_to(moved, target_is_directory=True)   # the same good entry, one link away
+    code, out, err, how = run(*ARGS)
+    assert how == "linted click" and (code, out, err) == expected
+    version = shard.parent
+    shard.unlink()
+    moved.rename(shard)
+    version.rename(tmp_path / "version-elsewhere")
+    version.symlink_to(tmp_path / "version-elsewhere", target_is_directory=True)
+    assert run(*ARGS)[3] == "linted click"
+
+
 def test_a_key_inside_the_scanned_tree_is_never_trusted(demo):
     tree, run = demo
     run.env["XDG_CACHE_HOME"] = str(tree / "home")
