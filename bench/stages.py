@@ -75,7 +75,7 @@ def main() -> None:
                 return []
         findings += stage(f"rule {rule.code}", run)
     try:  # the secret redaction lint() runs on findings (when the module exists)
-        from mlcost_lint.secrets import redact_findings
+        from mlcost_lint.redact import redact_findings
     except ImportError:
         redact_findings = None
     if redact_findings is not None:

@@ -239,8 +239,10 @@ def code_fingerprint() -> str:
     where an old entry raised AttributeError in the model stage)."""
     digest = hashlib.sha256()
     here = Path(__file__).parent
-    # secrets.py / credentials.py: ParsedFile.secrets is found at parse time.
-    for path in [*sorted((here / "parse").glob("*.py")), here / "secrets.py", here / "credentials.py"]:
+    # secrets.py / credentials.py: ParsedFile.secrets is found at parse time;
+    # redact.py: cleaned message texts are kept under this salt (cleaned_texts.py).
+    for path in [*sorted((here / "parse").glob("*.py")), here / "secrets.py", here / "credentials.py",
+                 here / "redact.py"]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 

@@ -1,5 +1,5 @@
 """Cleaned message texts from earlier runs: what redaction
-(:func:`mlcost_lint.secrets.text_cleaner`) made of each finding text, so a
+(:func:`mlcost_lint.redact.text_cleaner`) made of each finding text, so a
 run that missed the run cache (one file changed) does not clean again the
 thousands of messages that did not change (0.3 s of a 2.3 s partially warm
 run on bench/'s 2,000-file tree).
@@ -7,7 +7,7 @@ run on bench/'s 2,000-file tree).
 Cleaning depends on the text, the project's secret values and the
 redaction code, nothing else: entries are kept per set of secret values
 (a run with one secret more or less starts empty) under the cache salt,
-which holds the code fingerprint of secrets.py and credentials.py. A text
+which holds the code fingerprint of secrets.py, credentials.py and redact.py. A text
 is looked up by its digest (the cache holds no message text that was not
 cleaned). The entry is signed like every cache entry, and keeps only the
 texts the last run used.

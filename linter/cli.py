@@ -427,7 +427,7 @@ def _load_baseline(baseline_file: str | None) -> Any:
 
 def _fix(run: _Run, scope: _Scope, settings: Any, options: Any, baseline: Any, write: bool) -> _Run:
     from mlcost_lint.fix import apply_fixes, fixes_for, unified_diff
-    from mlcost_lint.secrets import text_cleaner
+    from mlcost_lint.redact import text_cleaner
 
     fixes = fixes_for(run.findings, run.result.project)
     outcome = apply_fixes(fixes, write=write)
@@ -449,7 +449,7 @@ def _fix(run: _Run, scope: _Scope, settings: Any, options: Any, baseline: Any, w
 
 
 def _report_stale(stale: list[Any], baseline_file: str) -> None:
-    from mlcost_lint.secrets import escape_controls
+    from mlcost_lint.redact import escape_controls
 
     click.echo(f"mlcost-lint: {len(stale)} stale baseline entr{'ies' if len(stale) != 1 else 'y'} in "
                f"{baseline_file} (no longer found; update it with --write-baseline):", err=True)

@@ -73,7 +73,7 @@ def skipped_line(result: Any, report_paths: set[str] | None) -> str | None:
 
 def explicit_exclusions(result: Any) -> str | None:
     """One stderr line when a file named on the command line was excluded."""
-    from mlcost_lint.secrets import escape_controls
+    from mlcost_lint.redact import escape_controls
 
     named = [s for s in result.skipped if s.explicit]
     if not named:

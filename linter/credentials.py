@@ -105,6 +105,12 @@ def _credential_name(name: str) -> bool:
     return credential_name(name)
 
 
+def credential_name_of(name: object) -> bool:
+    """Whether ``name`` is an env-style credential name as
+    :func:`credential_value` asks it (a string of at most 200 characters)."""
+    return isinstance(name, str) and len(name) <= 200 and _credential_name(name)
+
+
 def credential_value(name: object, value: object) -> bool:
     """A value under an env-style credential name that looks like one: what
     the collector adds beyond :func:`looks_secret` names."""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mlcost_lint.gitignore import GitIgnore, Rule
 from mlcost_lint.parse.document import FileKind, ParseError
-from mlcost_lint.secrets import escape_controls
+from mlcost_lint.redact import escape_controls
 
 # Folders never worth reading: VCS data, downloaded modules, dependencies, caches.
 SKIPPED_DIRS = frozenset({

@@ -61,7 +61,7 @@ class LintResult:
     suppression: SuppressionResult
     rule_failures: list[RuleFailure]
     # Secret-looking values of the project, already redacted from findings;
-    # for reporters that print source text (mlcost_lint.secrets.Redactor).
+    # for reporters that print source text (mlcost_lint.redact.Redactor).
     secrets: frozenset[str] = frozenset()
     # What discovery did not read and why (.gitignore, exclude): discover.Skip.
     skipped: list = field(default_factory=list)
@@ -252,7 +252,7 @@ def _open_cache(settings: Settings, options: LintOptions, max_bytes: int,
     """The parse cache, or None with one line on stderr when it cannot be
     used safely (a link in the cache folder, a key inside the scanned tree)."""
     from mlcost_lint.cache import DEFAULT_DIR, CacheUnavailable, ParseCache
-    from mlcost_lint.secrets import escape_controls
+    from mlcost_lint.redact import escape_controls
 
     # Like ruff: beside the config file when there is one, else here.
     base = Path(settings.root) if settings.source else Path()
@@ -451,7 +451,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
 
     price_findings(findings, settings)
     # No message prints a secret-looking value, whichever rule wrote it (mlcost_lint.secrets).
-    from mlcost_lint.secrets import redact_findings
+    from mlcost_lint.redact import redact_findings
 
     if cache is not None:
         from functools import partial

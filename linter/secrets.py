@@ -1,12 +1,12 @@
-"""Secret redaction: no finding ever prints the value of a key that looks
-like a secret (product.md, Bad input). Also: no finding carries a control
-character from the scanned files (see :func:`escape_controls`).
+"""Secret values: what in the project looks like a secret, so that no
+finding ever prints it (product.md, Bad input). The printing side, which
+hides these values in every text shown, is :mod:`mlcost_lint.redact`.
 
-After the rules run, :func:`redact_findings` replaces every secret-looking
-value found anywhere in the project with ``***`` in each finding's message,
-address and related messages. Rules do not need to be careful one by one,
-and a value that reaches a message through a link, an object name or a
-Terraform variable is still caught.
+After the rules run, :func:`mlcost_lint.redact.redact_findings` replaces
+every secret-looking value found anywhere in the project with ``***`` in
+each finding's message, address and related messages. Rules do not need to
+be careful one by one, and a value that reaches a message through a link,
+an object name or a Terraform variable is still caught.
 
 Where values are collected (:func:`collect_secrets`):
 
@@ -49,7 +49,6 @@ file holds them too.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Iterable
 
@@ -225,10 +224,19 @@ class _Collector:
         keyed UNKNOWN are skipped, tuples are lists, UNKNOWN itself is a
         scalar that adds nothing. No ``seen`` set: _known copies shared
         sub-trees, so each is walked once per path, and a cycle ends in
-        _TooDeep (then RecursionError in _known) as before."""
+        _TooDeep (then RecursionError in _known) as before.
+
+        Hot (every evaluated argument of every resource: 270,000 keys and
+        230,000 strings on bench/'s 2,000-file tree, with 17,000 distinct
+        strings): what a key name says is looked up once (_KEY_CLASS), and
+        a string that cannot hold an assignment or a flag is not passed to
+        :meth:`text`."""
+        from mlcost_lint.credentials import looks_random
         from mlcost_lint.model.core import UNKNOWN
 
-        add, text, looks, credential = self.add, self.text, looks_secret, self.credential
+        add, text, credential_value = self.add, self.text, self.credential
+        key_class = _KEY_CLASS
+        min_length, memo_max, text_values = MIN_SECRET_LENGTH, _MEMO_TEXT_MAX, _text_values
         stack: list[tuple[Any, bool, int]] = [(root, False, 0)]
         while stack:
             node, all_secret, depth = stack.pop()
@@ -248,7 +256,8 @@ class _Collector:
                 if isinstance(kind, str) and kind in SECRET_KINDS:
                     for key in ("data", "stringData", "spec"):
                         stack.append((node.get(key), True, depth))
-                if "value" in node and (looks(node.get("name")) or credential(node.get("name"), node.get("value"))):
+                if "value" in node and (looks_secret(node.get("name"))
+                                        or credential_value(node.get("name"), node.get("value"))):
                     add(node.get("value"))
                 if node.get("sensitive") is True:
                     add(node.get("default"))
@@ -257,13 +266,16 @@ class _Collector:
                     if key is UNKNOWN:
                         continue
                     children.append(value)
-                    if looks(key):
+                    cls = key_class.get(key)
+                    if cls is None:
+                        cls = _classify_key(key)
+                    if cls == _KEY_SECRET:
                         if isinstance(value, dict):
                             add(value.get("default"))
                             add(value.get("value"))
                         else:
                             add(value)
-                    elif isinstance(value, str) and credential(key, value):
+                    elif cls == _KEY_CREDENTIAL and isinstance(value, str) and looks_random(value.strip()):
                         add(value)
             else:
                 self._flags(node)
@@ -272,7 +284,12 @@ class _Collector:
                 if isinstance(child, str):
                     if all_secret:
                         add(child)
-                    text(child)
+                    # text() inline: most strings fail its first test, and the
+                    # rest are a memo hit with nothing in it
+                    if len(child) >= min_length and ("=" in child or ":" in child or "-" in child):
+                        for value in (text_values(child) if len(child) <= memo_max
+                                      else text_values.__wrapped__(child)):
+                            add(value)
                 elif isinstance(child, (dict, list, tuple)):
                     stack.append((child, all_secret, depth))
 
@@ -471,6 +488,32 @@ def resource_secrets(resource: Any) -> frozenset[str]:
     return frozenset(found)
 
 
+# What a key of an evaluated value says about the value under it
+# (_Collector.evaluated): a secret-looking name (looks_secret), an env-style
+# credential name whose value counts when it looks random
+# (credentials.credential_value), or neither. Keys are attribute and map
+# key names, a few thousand per repository; the table is emptied if it
+# ever grows past _KEY_CLASS_MAX.
+_KEY_OTHER, _KEY_SECRET, _KEY_CREDENTIAL = 0, 1, 2
+_KEY_CLASS: dict[Any, int] = {}
+_KEY_CLASS_MAX = 65536
+
+
+def _classify_key(key: Any) -> int:
+    from mlcost_lint.credentials import credential_name_of
+
+    if looks_secret(key):
+        cls = _KEY_SECRET
+    elif credential_name_of(key):
+        cls = _KEY_CREDENTIAL
+    else:
+        cls = _KEY_OTHER
+    if len(_KEY_CLASS) >= _KEY_CLASS_MAX:
+        _KEY_CLASS.clear()
+    _KEY_CLASS[key] = cls
+    return cls
+
+
 # Evaluated values are walked as they are, without the copy _known makes.
 # Up to this depth that walk and ``data(_known(value))`` see the same nodes;
 # deeper values (only hostile inputs nest this far) take the original path,
@@ -507,164 +550,3 @@ def _known(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_known(v) for v in value]
     return value
-
-
-# Characters a scanned file can put into a message (through an object name,
-# a value) that would act on whatever displays it: line breaks start a new
-# output line (in a CI log, a line "::error ..." is a GitHub Actions
-# workflow command), ESC/BEL drive the terminal, bidi overrides reorder
-# what a reviewer reads. They are shown escaped instead.
-# Zero-width and other invisible format characters hide text from a
-# reviewer; lone surrogates (from JSON escapes or non-UTF-8 file names read
-# with surrogateescape) cannot even be encoded for output.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069"
-                      "\ufeff\ufff9-\ufffb\ud800-\udfff]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def escape_controls(text: str) -> str:
-    """``text`` with every control, line-separator and bidi character
-    written as a visible escape (``\\n``, ``\\x1b``, ``\\u202e``)."""
-    if not isinstance(text, str) or not _CONTROL.search(text):
-        return text
-    return _CONTROL.sub(lambda m: _NAMED.get(m.group(0)) or (
-        f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}"), text)
-
-
-class Redactor:
-    """Replaces each secret value (longest first, so a secret holding another
-    is hidden whole) in a text with ``***``. A value is replaced where it
-    stands as a whole token, never inside a longer name: a secret
-    ``abc123`` is hidden in ``user:abc123@host`` and ``job-abc123`` but not
-    inside the word ``xabc123y`` (ordinary words of our own messages stay
-    as they are)."""
-
-    def __init__(self, secrets: Iterable[str]) -> None:
-        values = sorted({s for s in secrets if s})
-        self._pattern = _secrets_pattern(values) if values else None
-
-    def __call__(self, text: str) -> str:
-        if self._pattern is None or not isinstance(text, str):
-            return text
-        return self._pattern.sub(REDACTED, text)
-
-
-_TOKEN_CHAR = "A-Za-z0-9_"
-
-
-def _secrets_pattern(values: list[str]) -> "re.Pattern[str]":
-    """One regex for every secret value, as a trie: at each position only the
-    branches of the next character are tried, so the cost does not grow with
-    the number of secrets (an alternation of 1,243 values took 2 ms per
-    message: 32 s of a 2,000-file run). Children come before a value that
-    ends at a node, so the longest value wins; the whole-token guards of
-    :func:`_whole_token` sit at the first character and at each end."""
-    try:
-        return re.compile(_trie(values))
-    except (RecursionError, re.error, OverflowError):
-        ordered = sorted(values, key=lambda v: (-len(v), v))
-        return re.compile("|".join(_whole_token(v) for v in ordered))
-
-
-def _trie(values: list[str]) -> str:
-    root: dict = {}
-    for value in values:
-        node = root
-        for ch in value:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def tail(ch: str) -> str:
-        return f"(?![{_TOKEN_CHAR}])" if re.match(f"[{_TOKEN_CHAR}]", ch) else ""
-
-    def below(node: dict, last: str) -> str:
-        text = ""
-        while len(node) == 1 and "" not in node:     # a chain: no group needed
-            (ch, node), = node.items()
-            text += re.escape(ch)
-            last = ch
-        alts = [re.escape(ch) + below(child, ch) for ch, child in sorted(node.items()) if ch]
-        if "" in node:
-            alts.append(tail(last))
-        if len(alts) == 1:
-            return text + alts[0]
-        return text + "(?:" + "|".join(alts) + ")"
-
-    heads = []
-    for ch, child in sorted(root.items()):
-        guard = f"(?<![{_TOKEN_CHAR}])" if re.match(f"[{_TOKEN_CHAR}]", ch) else ""
-        heads.append(guard + re.escape(ch) + below(child, ch))
-    return "|".join(heads)
-
-
-def _whole_token(secret: str) -> str:
-    head = f"(?<![{_TOKEN_CHAR}])" if re.match(f"[{_TOKEN_CHAR}]", secret[0]) else ""
-    tail = f"(?![{_TOKEN_CHAR}])" if re.match(f"[{_TOKEN_CHAR}]", secret[-1]) else ""
-    return head + re.escape(secret) + tail
-
-
-def text_cleaner(secrets: Iterable[str], keep_tabs: bool = False, memo: Any = None) -> Any:
-    """What every text from a scanned file goes through before it is shown
-    (messages, ``full`` source lines, ``--diff`` lines): the project's
-    secret values and credential-shaped values hidden, then control and
-    invisible characters escaped (tabs kept for display when asked).
-    ``memo``: a cleaned_texts.CleanedTexts for these secrets (texts cleaned
-    by earlier runs, by digest)."""
-    from mlcost_lint.credentials import mask_credentials
-
-    redactor: list[Redactor] = []    # built at the first text no memo knows
-    if keep_tabs:
-        memo = None      # a memo holds texts cleaned without keep_tabs (redact_findings)
-    # Messages repeat (related lines, addresses, one rule's text per object):
-    # each distinct short text is cleaned once per cleaner.
-    done: dict[str, str] = {}
-    if memo is not None:
-        from mlcost_lint.cleaned_texts import digest
-
-    def clean(text: str) -> str:
-        if not isinstance(text, str):
-            return text
-        cached = done.get(text)
-        if cached is not None:
-            return cached
-        key = digest(text) if memo is not None else None
-        out = memo.get(key) if key is not None else None
-        if out is None:
-            if not redactor:
-                redactor.append(Redactor(secrets))
-            hidden = mask_credentials(redactor[0](text))
-            if keep_tabs:
-                out = "\t".join(escape_controls(part) for part in hidden.split("\t"))
-            else:
-                out = escape_controls(hidden)
-            if key is not None:
-                memo.add(key, out)
-        if len(text) <= _MEMO_CLEAN_MAX and len(done) < _MEMO_CLEAN_ENTRIES:
-            done[text] = out
-        return out
-
-    return clean
-
-
-_MEMO_CLEAN_MAX = 1024          # characters of one remembered text
-_MEMO_CLEAN_ENTRIES = 100_000   # texts remembered by one cleaner
-
-
-def redact_findings(findings: list, project: Any, memo_for: Any = None) -> frozenset[str]:
-    """Hide every secret value of ``project`` from each finding's message,
-    address and related messages, and escape control characters in them
-    (in place); returns the secret values. ``memo_for(secrets)``: the
-    cleaned_texts.CleanedTexts to take earlier runs' cleaned texts from."""
-    secrets = frozenset(collect_secrets(project))
-    if not findings:  # the secrets are still returned: reporters hide them from source lines
-        return secrets
-    memo = memo_for(secrets) if memo_for is not None else None
-    clean = text_cleaner(secrets, memo=memo)
-    for f in findings:
-        f.message = clean(f.message)
-        f.address = clean(f.address)
-        if f.related:
-            f.related = tuple(replace(r, message=clean(r.message)) for r in f.related)
-    if memo is not None:
-        memo.save()
-    return secrets

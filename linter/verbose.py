@@ -10,7 +10,7 @@ from typing import Any
 
 from mlcost_lint.discover import Skip
 from mlcost_lint.model.read_as import read_as
-from mlcost_lint.secrets import escape_controls
+from mlcost_lint.redact import escape_controls
 
 _SKIP_WHY = {"gitignore": "ignored by .gitignore", "exclude": "excluded by"}
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-import mlcost_lint.secrets as secrets_mod
+import mlcost_lint.redact as redact_mod
 from mlcost_lint.cache import ParseCache
 from mlcost_lint.cleaned_texts import CleanedTexts
-from mlcost_lint.secrets import text_cleaner
+from mlcost_lint.redact import text_cleaner
 
 SECRET = "s3cr3t-value-9f8e7d"
 TEXT = f"container 'train' passes {SECRET} to the job\x1b[31m"
@@ -33,7 +33,7 @@ def test_cleaned_texts_replay_only_under_the_same_secrets(tmp_path: Path, monkey
         def __init__(self, *_):
             raise AssertionError("cleaned again")
 
-    monkeypatch.setattr(secrets_mod, "Redactor", NoRedactor)
+    monkeypatch.setattr(redact_mod, "Redactor", NoRedactor)
     assert text_cleaner({SECRET}, memo=CleanedTexts(cache, {SECRET}))(TEXT) == fresh
     monkeypatch.undo()
 

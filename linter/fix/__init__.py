@@ -344,7 +344,7 @@ def apply_fixes(fixes: list[tuple["Finding", Fix]], write: bool,
 
 
 def unified_diff(path: str, old: str, new: str, clean: Callable[[str], str] | None = None) -> str:
-    """The diff of one file. ``clean`` (mlcost_lint.secrets.text_cleaner)
+    """The diff of one file. ``clean`` (mlcost_lint.redact.text_cleaner)
     hides secrets and escapes control characters in every line shown,
     context lines included: they are the scanned file's text."""
     lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),

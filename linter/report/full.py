@@ -62,7 +62,7 @@ def _caret(line: str, column: int, clean: Callable[[str], str]) -> tuple[str, in
 
 
 def render(data: ReportInput) -> str:
-    from mlcost_lint.secrets import text_cleaner
+    from mlcost_lint.redact import text_cleaner
 
     # Source lines are hidden like messages; tabs are expanded for display,
     # not escaped like other controls.

@@ -65,7 +65,7 @@ def render(data: ReportInput) -> str:
 
 
 def _md(text: str) -> str:
-    from mlcost_lint.secrets import escape_controls
+    from mlcost_lint.redact import escape_controls
 
     return escape_controls(text).replace("|", "\\|").replace("\n", " ").replace("\r", " ")
 

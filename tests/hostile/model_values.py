@@ -403,7 +403,7 @@ def run_mutated(name: str, draw: Callable[[st.SearchStrategy[Any]], Any], n_chan
     from mlcost_lint.engine import all_rules, run_rules
     from mlcost_lint.link import link_project
     from mlcost_lint.pricing import price_findings
-    from mlcost_lint.secrets import redact_findings
+    from mlcost_lint.redact import redact_findings
 
     project = copy.deepcopy(base_project(name))
     settings = fuzz_settings(FIXTURES / name)

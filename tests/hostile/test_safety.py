@@ -476,3 +476,69 @@ def test_memoised_name_and_text_checks_answer_like_the_first_time():
         c.data({"args": ["--hub_token", "hf_repeat_flag_1"], "cmd": "HF_TOKEN=hf_repeat_text_2 run",
                 "list": ["plain", {"name": "API_TOKEN", "value": "env-token-value-3"}]})
         assert c.values == {"hf_repeat_flag_1", "hf_repeat_text_2", "env-token-value-3"}
+
+
+def _evaluated_resources(folder):
+    from mlcost_lint.config import load_settings
+    from mlcost_lint.discover import discover
+    from mlcost_lint.pipeline import LintOptions, build_model, parse_all
+
+    settings = load_settings(None, folder)
+    found = discover([str(folder)], settings.exclude, settings.root)
+    parsed = parse_all(found.files, settings, LintOptions(use_cache=False, jobs=1))
+    return build_model(parsed, settings, [], {}).terraform.resources
+
+
+@pytest.mark.parametrize("where, secrets_in_it", [("fixtures", False), ("corpus-v2", True)])
+def test_every_evaluated_resource_walk_finds_what_the_known_copy_found(where: str, secrets_in_it: bool):
+    """The walk's per-key table and inline text test against the reference
+    (data over the _known copy), on every evaluated argument and tag map of
+    every resource in the fixtures and the real Terraform of corpus-v2."""
+    from mlc_testing import FIXTURES, ROOT
+
+    from mlcost_lint.secrets import _evaluated_secrets
+
+    folder = FIXTURES if where == "fixtures" else ROOT.parent / "shared" / "corpus-v2"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is not beside this clone (the team's shared corpus)")
+    resources = _evaluated_resources(folder)
+    assert len(resources) > 300
+    found = 0
+    for res in resources:
+        for value in (res.attrs, res.tags if isinstance(res.tags, dict) else None):
+            if value is None:
+                continue
+            try:
+                expected = _original_evaluated(value)
+            except RecursionError:
+                continue
+            got = _evaluated_secrets(value)
+            assert got == expected, res.address
+            found += len(got)
+    assert (found > 0) == secrets_in_it     # on the corpus the walk meets secrets, not only empty values
+
+
+def test_key_table_answers_as_the_name_checks():
+    from mlcost_lint.credentials import credential_value
+    from mlcost_lint.secrets import _KEY_CLASS, _KEY_CREDENTIAL, _KEY_SECRET, _classify_key, looks_secret
+
+    random_value = "q8Zr3LmX0pVt7Kw2"
+    for key in ("password", "db_password", "DB_PASS", "MYSQL_PWD", "OPENAI_KEY", "api_key", "name", "tags",
+                "PWD", "token", "max_tokens", "x" * 250, "", 7, None, True):
+        cls = _classify_key(key)
+        assert (cls == _KEY_SECRET) == looks_secret(key), key
+        if cls != _KEY_SECRET:
+            assert (cls == _KEY_CREDENTIAL) == credential_value(key, random_value), key
+        assert _KEY_CLASS[key] == cls
+
+
+def test_a_flag_inside_a_string_argument_is_found_by_the_walk():
+    """A string with neither '=' nor ':' still passes text()'s first test
+    through its '-' (a flag and its value)."""
+    from mlcost_lint.secrets import _evaluated_secrets
+
+    value = {"container": {"args": "python train.py --hub_token hf_inline_flag_55 --epochs 3"},
+             "list": ["x", ("nested", {"cmd": "run --wandb-api-key wandb_flag_value_66"})]}
+    expected = {"hf_inline_flag_55", "wandb_flag_value_66"}
+    assert _original_evaluated(value) == expected
+    assert _evaluated_secrets(value) == expected

@@ -284,7 +284,7 @@ def test_trie_redactor_equals_the_whole_token_alternation():
     import random
     import re
 
-    from mlcost_lint.secrets import Redactor, _whole_token
+    from mlcost_lint.redact import Redactor, _whole_token
 
     rnd = random.Random(7)
     alphabet = "ab-_1:@/x."
@@ -298,7 +298,7 @@ def test_trie_redactor_equals_the_whole_token_alternation():
 
 
 def test_many_secrets_are_all_hidden_and_ordinary_words_kept():
-    from mlcost_lint.secrets import Redactor
+    from mlcost_lint.redact import Redactor
 
     values = [f"ml-ads-emb-{i:04d}-shared-{i % 9}" for i in range(1243)]
     redact = Redactor(values)
