@@ -191,6 +191,10 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
     # re-import per worker). Where it is missing (Windows, some macOS
     # setups) spawn works, only slower to start.
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    if method == "fork":
+        from mlcost_lint.parse import preload
+
+        preload({t.kind for t in tasks})    # inherited by the workers, not imported by each
     chunks = _chunks(tasks, jobs * _CHUNKS_PER_JOB)
     writer = cache.writer() if cache is not None else None
     out = {}

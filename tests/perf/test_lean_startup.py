@@ -112,3 +112,47 @@ def test_warm_cached_terraform_run_does_not_load_the_parser(tmp_path: Path):
     assert code == 0
     assert "hcl2" not in modules and "lark" not in modules
     assert "mlcost_lint.parse.hcl_descent" not in modules
+
+
+_WORKER_PROBE = """
+import os, sys
+from pathlib import Path
+parent, log = os.getpid(), sys.argv[1]
+def audit(event, args):
+    # Imports in a forked parse worker (any other process than this one).
+    if event == "import" and os.getpid() != parent:
+        with open(log, "a") as fh:
+            fh.write(args[0] + "\\n")
+sys.addaudithook(audit)
+from mlcost_lint.config import load_settings
+from mlcost_lint.discover import discover
+from mlcost_lint.pipeline import LintOptions, parse_all
+settings = load_settings(None, Path("."))
+found = discover(["."], settings.exclude, settings.root)
+parsed = parse_all(found.files, settings, LintOptions(use_cache=False, jobs=2))
+assert len(parsed) == len(found.files) == 60, len(parsed)
+assert not any(pf.errors for pf in parsed), [pf.errors for pf in parsed if pf.errors]
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="parse workers are forked only where fork exists")
+def test_forked_parse_workers_import_no_parser_of_their_own(tmp_path: Path):
+    """The parent imports the readers the files need before it forks the
+    parse workers (parse.preload), so a worker inherits them instead of
+    importing and compiling them again."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork start method here")
+    pad = "#" + "x" * 78 + "\n"
+    for i in range(30):      # enough files and bytes for the parallel path (pipeline._PARALLEL_MIN_*)
+        (tmp_path / f"m{i}.tf").write_text(f'resource "aws_s3_bucket" "b{i}" {{\n  bucket = "b-{i}"\n}}\n'
+                                           + pad * 60)
+        (tmp_path / f"c{i}.yaml").write_text(f"learning_rate: 0.0{i + 1}\nbf16: true\n" + pad * 60)
+    log = tmp_path.parent / f"{tmp_path.name}-imports.txt"
+    r = subprocess.run([sys.executable, "-c", _WORKER_PROBE, str(log)], cwd=tmp_path, capture_output=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    imported = log.read_text().split() if log.exists() else []
+    ours = [m for m in imported if m.startswith(("mlcost_lint", "yaml", "encodings"))]
+    assert ours == [], ours
