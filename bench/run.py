@@ -275,6 +275,9 @@ def _label(res: dict) -> str:
     return f"{copies}{res['files']} files, {res['bytes'] / 1e6:.0f} MB"
 
 
+_MIN_PEAK_MB = 10     # below this the 100 ms PSS sampler saw the process barely or not at all
+
+
 def print_ratios(results: list[dict]) -> None:
     """Each run's wall, CPU and peak memory as a multiple of the first
     column's (with --copies 1,4: what 4 copies cost against one)."""
@@ -288,7 +291,10 @@ def print_ratios(results: list[dict]) -> None:
                 continue
             cpu = (f"{row['median_cpu_s'] / b['median_cpu_s']:.2f}" if b.get("median_cpu_s") and row.get("median_cpu_s")
                    else "-")
-            peak = f"{row['peak_mb'] / b['peak_mb']:.2f}" if b.get("peak_mb") else "-"
+            # A run shorter than the sampler's period (a replayed warm run,
+            # ~0.1 s) has no meaningful peak: 0 against 39 MB printed x536.
+            peak = (f"{row['peak_mb'] / b['peak_mb']:.2f}"
+                    if (b.get("peak_mb") or 0) >= _MIN_PEAK_MB and (row.get("peak_mb") or 0) >= _MIN_PEAK_MB else "-")
             print(f"    {row['name']:<10} wall x{row['median_s'] / b['median_s']:.2f}  cpu x{cpu}  peak x{peak}")
 
 
