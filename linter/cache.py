@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from mlcost_lint import __version__
+from mlcost_lint.cache_io import SUPPORTED as CACHE_IO_SUPPORTED
 from mlcost_lint.cache_io import (KEY_BYTES, KEY_FILE_MAX, SIG_LEN, WRITE_FLAGS, close_all, close_fd, inside,
                                   key_folder, open_dir, read_regular_at, sign, write_atomic)
 
@@ -252,6 +253,9 @@ class ParseCache:
 
     def __init__(self, folder: Path, settings_fingerprint: str, *, scan_roots: Iterable[Path] = (),
                  base: Path | None = None, max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES) -> None:
+        if not CACHE_IO_SUPPORTED:
+            raise CacheUnavailable("this system cannot open files without following links (no O_NOFOLLOW "
+                                   "and folder descriptors), which the cache needs to be safe")
         self.root = folder
         self.folder = folder / f"v{__version__}"
         self.salt = f"{__version__}|{code_fingerprint()}|{settings_fingerprint}".encode()

@@ -16,9 +16,17 @@ from typing import Iterable
 KEY_BYTES = 32
 KEY_FILE_MAX = 4096
 SIG_LEN = 32
-DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+# Everything here opens folders and files without following a link, relative
+# to a folder's descriptor. Where the system cannot (Windows: no O_NOFOLLOW,
+# O_DIRECTORY or dir_fd), the cache is not used at all: the parse cache
+# refuses to open (cache.CacheUnavailable) and nothing is replayed.
+SUPPORTED = (hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
+             and os.open in os.supports_dir_fd and os.scandir in os.supports_fd)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
+READ_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC
+WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
 
 
 def open_dir(name: str | os.PathLike[str], dir_fd: int | None = None, create: bool = False) -> int:

@@ -91,8 +91,10 @@ def begin(argv: list[str]) -> tuple[int | None, Capture | None]:
     """(exit code, None) when an entry for this invocation still holds and
     its output was written; else (None, a capture of this run's output, or
     None when this run can never be recorded)."""
-    if not _may_replay(argv):
-        return None, None
+    from mlcost_lint.cache_io import SUPPORTED
+
+    if not SUPPORTED or not _may_replay(argv):
+        return None, None     # not SUPPORTED: there is no cache to keep entries in (cache_io)
     cwd = os.getcwd()
     key = invocation_key(argv, cwd)
     code = _replay(key, argv, cwd)

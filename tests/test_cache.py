@@ -271,3 +271,36 @@ def test_folder_descriptors_are_kept_per_cache_and_closed(tmp_path: Path, monkey
     del cache
     gc.collect()
     assert open_fds() == before
+
+
+_NO_NOFOLLOW = """
+import os, sys
+del os.O_NOFOLLOW, os.O_DIRECTORY      # as on Windows
+sys.argv = ["mlcost-lint", *sys.argv[1:]]
+from mlcost_lint.entry import main
+main()
+"""
+
+
+def test_a_system_that_cannot_refuse_links_runs_without_the_cache(tmp_path: Path):
+    """Where files cannot be opened without following links (Windows has no
+    O_NOFOLLOW or O_DIRECTORY), the cache is not used, said once on stderr,
+    and the report is that of --no-cache; nothing is written or replayed.
+    Before, importing the cache raised AttributeError on every cached run."""
+    import os
+    import shutil
+
+    from mlc_testing import FIXTURES
+
+    proj = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "demo", proj)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "home"), "_MLCOST_LINT_REPLAY_MARGIN_NS": "0"}
+    expected = subprocess.run([sys.executable, "-m", "mlcost_lint", ".", "--no-cache"], cwd=proj, env=env,
+                              capture_output=True, timeout=300)
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", _NO_NOFOLLOW, ".", "--cache-dir", str(tmp_path / "c")], cwd=proj,
+                           env=env, capture_output=True, timeout=300)
+        assert (r.returncode, r.stdout) == (expected.returncode, expected.stdout) and r.returncode == 1
+        assert b"running without the parse cache: this system cannot open files without following links" \
+            in r.stderr, r.stderr.decode()
+    assert not (tmp_path / "c").exists()
