@@ -93,6 +93,8 @@ def begin(argv: list[str]) -> tuple[int | None, Capture | None]:
     None when this run can never be recorded)."""
     from mlcost_lint.cache_io import SUPPORTED
 
+    global _pending
+    _pending = None     # what an earlier run in this process allowed is not this run's
     if not SUPPORTED or not _may_replay(argv):
         return None, None     # not SUPPORTED: there is no cache to keep entries in (cache_io)
     cwd = os.getcwd()
@@ -394,7 +396,8 @@ class Capture:
         """Put the streams back and, when the CLI allowed it and nothing
         read is too recent to trust, write the entry."""
         self._restore()
-        pending = _pending
+        global _pending
+        pending, _pending = _pending, None
         if pending is None or self.broken or code not in (0, 1) or isinstance(code, bool):
             return
         try:

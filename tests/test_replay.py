@@ -285,3 +285,35 @@ def test_the_default_cache_beside_the_tree_is_found(demo):
     assert (tree / ".mlcost_lint_cache").is_dir()
     _replays(run, ".")
     _replays(run, "k8s")
+
+
+def test_an_earlier_runs_permission_is_not_this_runs(tmp_path: Path, monkeypatch):
+    """In one process (an editor, a test), a run whose CLI did not allow
+    recording (no cache, -v...) must not record under what an earlier run
+    allowed: that manifest is another run's."""
+    import io
+
+    from mlcost_lint import replay
+
+    class Writer:
+        puts: list = []
+
+        def put_payload(self, key, payload):
+            self.puts.append(key)
+            return True
+
+    monkeypatch.setenv("_MLCOST_LINT_REPLAY_MARGIN_NS", "0")
+    monkeypatch.chdir(tmp_path)
+    for name in ("stdout", "stderr"):
+        monkeypatch.setattr(sys, name, io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
+    replay.allow([str(tmp_path / "absent")], ["."], Writer())     # the earlier run
+    code, capture = replay.begin([".", "--cache-dir", str(tmp_path / "c")])
+    assert code is None and capture is not None
+    print("this run's output")
+    capture.finish(0)                                             # this run allowed nothing
+    assert Writer.puts == []
+    replay.allow([str(tmp_path / "absent")], ["."], Writer())     # ...and one that does allow is recorded
+    code, capture = replay.begin([".", "--cache-dir", str(tmp_path / "c")])
+    replay.allow([str(tmp_path / "absent")], ["."], Writer())
+    capture.finish(0)
+    assert len(Writer.puts) == 1
