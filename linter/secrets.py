@@ -228,15 +228,12 @@ class _Collector:
 
         Hot (every evaluated argument of every resource: 270,000 keys and
         230,000 strings on bench/'s 2,000-file tree, with 17,000 distinct
-        strings): what a key name says is looked up once (_KEY_CLASS), and
-        a string that cannot hold an assignment or a flag is not passed to
-        :meth:`text`."""
+        strings): what a key name says is looked up once (_KEY_CLASS)."""
         from mlcost_lint.credentials import looks_random
         from mlcost_lint.model.core import UNKNOWN
 
         add, text, credential_value = self.add, self.text, self.credential
         key_class = _KEY_CLASS
-        min_length, memo_max, text_values = MIN_SECRET_LENGTH, _MEMO_TEXT_MAX, _text_values
         stack: list[tuple[Any, bool, int]] = [(root, False, 0)]
         while stack:
             node, all_secret, depth = stack.pop()
@@ -284,12 +281,7 @@ class _Collector:
                 if isinstance(child, str):
                     if all_secret:
                         add(child)
-                    # text() inline: most strings fail its first test, and the
-                    # rest are a memo hit with nothing in it
-                    if len(child) >= min_length and ("=" in child or ":" in child or "-" in child):
-                        for value in (text_values(child) if len(child) <= memo_max
-                                      else text_values.__wrapped__(child)):
-                            add(value)
+                    text(child)
                 elif isinstance(child, (dict, list, tuple)):
                     stack.append((child, all_secret, depth))
 
