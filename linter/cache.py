@@ -51,7 +51,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import hmac
 import io
 import os
 import pickle
@@ -66,7 +65,7 @@ from typing import Any, Iterable
 from mlcost_lint import __version__
 from mlcost_lint.cache_io import SUPPORTED as CACHE_IO_SUPPORTED
 from mlcost_lint.cache_io import (KEY_BYTES, KEY_FILE_MAX, SIG_LEN, WRITE_FLAGS, close_all, close_fd, inside,
-                                  key_folder, open_dir, read_regular_at, sign, write_atomic)
+                                  key_folder, open_dir, read_regular_at, sign, verified, write_atomic)
 
 DEFAULT_DIR = ".mlcost_lint_cache"
 MAX_ENTRIES = 20_000
@@ -355,8 +354,8 @@ class ParseCache:
         if blob is None:
             self.misses += 1
             return None
-        sig, payload = blob[:SIG_LEN], blob[SIG_LEN:]
-        if len(sig) != SIG_LEN or not hmac.compare_digest(sig, sign(self._key, key, payload)):
+        payload = verified(blob, self._key, key)
+        if payload is None:
             self.misses += 1
             return None
         try:

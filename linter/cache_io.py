@@ -132,3 +132,12 @@ def existing_key(scan_roots: Iterable[str | os.PathLike[str]]) -> bytes | None:
 
 def sign(secret: bytes, key: str, payload: bytes) -> bytes:
     return hmac.new(secret, key.encode() + payload, hashlib.sha256).digest()
+
+
+def verified(blob: bytes, secret: bytes, key: str) -> bytes | None:
+    """The payload of an entry as written (``sign(...) + payload``) when its
+    signature is ``secret``'s for ``key``; None otherwise."""
+    sig, payload = blob[:SIG_LEN], blob[SIG_LEN:]
+    if len(sig) != SIG_LEN or not hmac.compare_digest(sig, sign(secret, key, payload)):
+        return None
+    return payload

@@ -250,7 +250,7 @@ def _read_entry(root: str, version: str, key: str) -> bytes | None:
 
 def _replay(key: str, argv: list[str], cwd: str) -> int | None:
     from mlcost_lint import __version__
-    from mlcost_lint.cache_io import SIG_LEN, existing_key, sign
+    from mlcost_lint.cache_io import existing_key, verified
 
     secret = None
     for root in _cache_roots(argv, cwd):
@@ -261,10 +261,8 @@ def _replay(key: str, argv: list[str], cwd: str) -> int | None:
             secret = existing_key(_scan_roots(argv, cwd))
             if secret is None:
                 return None
-        sig, payload = blob[:SIG_LEN], blob[SIG_LEN:]
-        import hmac
-
-        if not hmac.compare_digest(sig, sign(secret, key, payload)):
+        payload = verified(blob, secret, key)
+        if payload is None:
             continue
         entry = _decode(payload, key)
         if entry is None:
