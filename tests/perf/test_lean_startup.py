@@ -130,7 +130,7 @@ from mlcost_lint.pipeline import LintOptions, parse_all
 settings = load_settings(None, Path("."))
 found = discover(["."], settings.exclude, settings.root)
 parsed = parse_all(found.files, settings, LintOptions(use_cache=False, jobs=2))
-assert len(parsed) == len(found.files) == 60, len(parsed)
+assert len(parsed) == len(found.files) == 90, len(parsed)
 assert not any(pf.errors for pf in parsed), [pf.errors for pf in parsed if pf.errors]
 """
 
@@ -139,7 +139,9 @@ assert not any(pf.errors for pf in parsed), [pf.errors for pf in parsed if pf.er
 def test_forked_parse_workers_import_no_parser_of_their_own(tmp_path: Path):
     """The parent imports the readers the files need before it forks the
     parse workers (parse.preload), so a worker inherits them instead of
-    importing and compiling them again."""
+    importing and compiling them again. Every kind of file is in the tree, so
+    a reader that starts importing something new fails here until preload's
+    table names it."""
     import multiprocessing
 
     if "fork" not in multiprocessing.get_all_start_methods():
@@ -149,6 +151,11 @@ def test_forked_parse_workers_import_no_parser_of_their_own(tmp_path: Path):
         (tmp_path / f"m{i}.tf").write_text(f'resource "aws_s3_bucket" "b{i}" {{\n  bucket = "b-{i}"\n}}\n'
                                            + pad * 60)
         (tmp_path / f"c{i}.yaml").write_text(f"learning_rate: 0.0{i + 1}\nbf16: true\n" + pad * 60)
+        if i % 3 == 0:      # every reader parse_bytes has: HCL, YAML, JSON, Slurm and shell scripts
+            (tmp_path / f"d{i}.json").write_text(f'{{"train_batch_size": {i + 8}}}\n')
+            (tmp_path / f"j{i}.sbatch").write_text(f"#!/bin/bash\n#SBATCH --gpus-per-node={i % 8 + 1}\n"
+                                                   "srun python train.py\n" + pad * 20)
+            (tmp_path / f"s{i}.sh").write_text("#!/bin/bash\ntorchrun --nproc_per_node=2 train.py\n" + pad * 20)
     log = tmp_path.parent / f"{tmp_path.name}-imports.txt"
     r = subprocess.run([sys.executable, "-c", _WORKER_PROBE, str(log)], cwd=tmp_path, capture_output=True,
                        timeout=120)
