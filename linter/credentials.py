@@ -106,16 +106,15 @@ def _credential_name(name: str) -> bool:
 
 
 def credential_name_of(name: object) -> bool:
-    """Whether ``name`` is an env-style credential name as
-    :func:`credential_value` asks it (a string of at most 200 characters)."""
+    """Whether ``name`` is an env-style credential name (a string of at most
+    200 characters): the name half of :func:`credential_value`."""
     return isinstance(name, str) and len(name) <= 200 and _credential_name(name)
 
 
 def credential_value(name: object, value: object) -> bool:
     """A value under an env-style credential name that looks like one: what
     the collector adds beyond :func:`looks_secret` names."""
-    return (isinstance(name, str) and isinstance(value, str) and len(name) <= 200
-            and _credential_name(name) and looks_random(value.strip()))
+    return isinstance(value, str) and credential_name_of(name) and looks_random(value.strip())
 
 
 def _mask_value(name: str, value: str) -> bool:
