@@ -187,7 +187,9 @@ class TrainerLine:
 
 def _lines_of(project: Project, workload: Workload, template: PodTemplate, container: Container,
               index: ConfigIndex) -> list[TrainerLine]:
-    from mlcost_lint.link.launcher import Context, expand_word, parse_command, steps_of
+    from mlcost_lint.link.launch_commands import Context, parse_command
+    from mlcost_lint.link.launch_steps import steps_of
+    from mlcost_lint.link.launch_words import expand_word
 
     out: list[TrainerLine] = []
     steps = steps_of(program_of(container), container, project, workload, template)

@@ -132,7 +132,8 @@ def other_program(steps: Any, chosen: Any) -> str | None:
     first other program the script runs that the launcher cannot read
     (``lighteval vllm ...``): it may be what uses the GPUs, so the rank
     count is not the python's. None when the script runs nothing else."""
-    from mlcost_lint.link.launcher import _NOT_LAUNCHES, _PYTHON
+    from mlcost_lint.link.launch_commands import _NOT_LAUNCHES
+    from mlcost_lint.link.launch_words import _PYTHON
 
     for step in steps.steps:
         name = step.command.name

@@ -1,0 +1,104 @@
+"""The steps of a container's program: its simple commands, each with the
+scope its variables resolve in (``Step``, ``steps_of``), with a script it
+runs (``bash x.sh``, ``./x.sh``) read in place when a ConfigMap in the scan
+mounts it, and listed as unread otherwise.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+
+from mlcost_lint.model.core import Location
+from mlcost_lint.model.kubernetes import Container, PodTemplate, Workload
+from mlcost_lint.model.project import Project
+from mlcost_lint.link.configs import config_maps_named, mounted_files
+from mlcost_lint.link.shell import Program, SimpleCommand, Word, program_of_script
+from mlcost_lint.link.launch_words import _PET_INJECTING_KINDS, Scope, expand_word
+
+MAX_SCRIPT_DEPTH = 3
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
+
+
+# -- scripts --------------------------------------------------------------
+
+@dataclass(slots=True)
+class Step:
+    """One simple command with the scope its variables resolve in."""
+
+    command: SimpleCommand
+    scope: Scope
+
+
+def _script_path(command: SimpleCommand) -> Word | None:
+    """The script a command runs: ``bash [opts] X``, ``sh X``, ``./x.sh``, ``/p/x.sh``."""
+    words = command.words
+    name = command.name
+    if name in _SHELLS:
+        i = 1
+        while i < len(words) and words[i].text.startswith(("-", "+")):
+            i += 2 if words[i].text in ("-o", "+o", "--rcfile", "--init-file") else 1
+        return words[i] if i < len(words) else None
+    first = words[0].text
+    if first.endswith(".sh") or first.startswith(("./", "../")):
+        return words[0]
+    return None
+
+
+def _working_dir(container: Container) -> str | None:
+    wd = container.document.get(container.key_path + ("workingDir",))
+    return wd if isinstance(wd, str) and wd.startswith("/") else None
+
+
+def _mounted_script(path: str, project: Project, workload: Workload, template: PodTemplate,
+                    container: Container) -> tuple[str, Location, str] | None:
+    """(text, location, "ConfigMap name key k") of a script mounted at ``path``."""
+    path = posixpath.normpath(path)
+    for mounted in mounted_files(template, container):
+        cms = [cm for cm in config_maps_named(project, mounted.config_map)
+               if (cm.namespace is None or workload.namespace is None or cm.namespace == workload.namespace)]
+        if len(cms) != 1:
+            continue
+        cm = cms[0]
+        if mounted.key == "*":
+            key = posixpath.relpath(path, mounted.path) if path.startswith(mounted.path.rstrip("/") + "/") else None
+        else:
+            key = mounted.key if path == posixpath.normpath(mounted.path) else None
+        if key is not None and isinstance(cm.data.get(key), str):
+            return cm.data[key], cm.loc("data", key), f"ConfigMap {cm.name} key {key}"
+    return None
+
+
+@dataclass(slots=True)
+class Steps:
+    steps: list[Step] = field(default_factory=list)
+    unread_scripts: list[Word] = field(default_factory=list)
+
+
+def steps_of(program: Program, container: Container, project: Project | None, workload: Workload,
+             template: PodTemplate, parent: Scope | None = None, depth: int = 0, out: Steps | None = None) -> Steps:
+    """The commands a container runs, with mounted scripts read in place."""
+    out = out if out is not None else Steps()
+    for at, command in enumerate(program.commands):
+        if not command.words:
+            continue
+        scope = Scope(program, at, container, parent, dict(command.assignments),
+                      workload.kind in _PET_INJECTING_KINDS)
+        script = _script_path(command)
+        if script is not None:
+            written = expand_word(script, scope)
+            path = written.text
+            if not path.startswith("/"):
+                wd = _working_dir(container)
+                path = posixpath.join(wd, path) if wd and "$" not in path else ""
+            hit = _mounted_script(path, project, workload, template, container) \
+                if project is not None and path and "$" not in path else None
+            if hit is not None and depth < MAX_SCRIPT_DEPTH:
+                text, location, _ = hit
+                steps_of(program_of_script(text, location), container, project, workload, template,
+                         scope, depth + 1, out)
+            else:
+                out.unread_scripts.append(script)
+            continue
+        out.steps.append(Step(command, scope))
+    return out
