@@ -68,48 +68,87 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
     (model.embedded_cache.EmbeddedDocuments), or None to parse them now.
     ``hcl_trees``: loads the trees of cached .tf files when a root module is
     evaluated (cache_trees.HclTrees), or None when every tree is loaded."""
+    builder = ProjectBuilder(settings, var_files=var_files, cli_vars=cli_vars, root_cache=root_cache,
+                             embedded_parse=embedded_parse, hcl_trees=hcl_trees)
     with gc_paused():
-        return _build_project(parsed, settings, var_files, cli_vars, root_cache, embedded_parse, hcl_trees)
+        builder.terraform([pf for pf in parsed if pf.kind in TERRAFORM_CANDIDATES])
+        for pf in parsed:
+            builder.add(pf)
+    return builder.finish(parsed)
 
 
-def _build_project(parsed: list[ParsedFile], settings: Settings,
-                   var_files: list[ParsedFile], cli_vars: dict[str, str] | None, root_cache,
-                   embedded_parse, hcl_trees=None) -> Project:
-    project = Project(files=parsed)
-    # Terraform first: its HCL trees are then released (_release_hcl) before
-    # the Kubernetes and training models grow into that memory.
-    terraform_files: list[ParsedFile] = []
-    for pf in parsed:
-        if pf.errors or pf.skipped_reason:
-            continue
-        if pf.kind is FileKind.JSON and pf.slurm is None and pf.documents and is_plan_json(pf.documents[0].data):
-            pf.kind = FileKind.TERRAFORM_PLAN
-        if pf.kind in _TERRAFORM_KINDS:
-            terraform_files.append(pf)
-    if terraform_files or var_files:
-        _build_terraform(project, terraform_files, settings, list(var_files), cli_vars or {}, root_cache, hcl_trees)
-    _release_hcl(project, parsed)
-    azureml_computes: list = []
-    pcluster: list = []
-    for pf in parsed:
-        if pf.errors or pf.skipped_reason:
-            continue
-        if pf.kind in _TERRAFORM_KINDS:
-            continue
+# What the Terraform step reads: Terraform's own kinds, and JSON, which may
+# be a plan (``terraform show -json``), known only from its content.
+TERRAFORM_CANDIDATES = frozenset({*_TERRAFORM_KINDS, FileKind.JSON})
+
+
+class ProjectBuilder:
+    """The model stage in three calls, so that it can run while files are
+    still being parsed (pipeline._parse_many feeds it as results arrive):
+
+    1. ``terraform(files)``: every parsed file whose kind is in
+       TERRAFORM_CANDIDATES, in input order. Terraform is evaluated first:
+       its HCL trees are then released (_release_hcl) before the
+       Kubernetes and training models grow into that memory.
+    2. ``add(pf)``: every parsed file, in input order, after (1). Files
+       Terraform took are passed over; the others are read one document at
+       a time (Kubernetes objects, training configs, Slurm scripts, Azure
+       ML, Vertex AI, SkyPilot, ParallelCluster).
+    3. ``finish(parsed)``: what joins files (Kustomize fragments, ConfigMap
+       embedded configs, managed jobs), once all are added.
+
+    The calls in this order give the same Project whether the files come
+    all at once (build_project) or as they are parsed. ``root_cache`` may be
+    a function returning the cache, called when Terraform is evaluated.
+    The other arguments are build_project's."""
+
+    def __init__(self, settings: Settings, *, var_files: list[ParsedFile] = (),
+                 cli_vars: dict[str, str] | None = None, root_cache=None, embedded_parse=None,
+                 hcl_trees=None) -> None:
+        self.settings = settings
+        self.var_files = list(var_files)
+        self.cli_vars = cli_vars or {}
+        self.root_cache = root_cache
+        self.embedded_parse = embedded_parse
+        self.hcl_trees = hcl_trees
+        self.project = Project(files=[])
+        self.terraform_files: list[ParsedFile] = []
+        self.azureml_computes: list = []
+        self.pcluster: list = []
+
+    def terraform(self, candidates: list[ParsedFile]) -> None:
+        for pf in candidates:
+            if pf.errors or pf.skipped_reason:
+                continue
+            if (pf.kind is FileKind.JSON and pf.slurm is None and pf.documents
+                    and is_plan_json(pf.documents[0].data)):
+                pf.kind = FileKind.TERRAFORM_PLAN
+            if pf.kind in _TERRAFORM_KINDS:
+                self.terraform_files.append(pf)
+        if self.terraform_files or self.var_files:
+            root_cache = self.root_cache() if callable(self.root_cache) else self.root_cache
+            _build_terraform(self.project, self.terraform_files, self.settings, list(self.var_files),
+                             self.cli_vars, root_cache, self.hcl_trees)
+        _release_hcl(self.project, candidates)
+
+    def add(self, pf: ParsedFile) -> None:
+        if pf.errors or pf.skipped_reason or pf.kind in _TERRAFORM_KINDS:
+            return
+        project = self.project
         if pf.slurm is not None:
-            _guarded(pf, 1, "Slurm batch script", lambda pf=pf: _add_slurm(project, pf))
-            continue
+            _guarded(pf, 1, "Slurm batch script", lambda: _add_slurm(project, pf))
+            return
         for doc in pf.documents:
             if _is_azureml(doc.data):
                 _guarded(pf, doc.start_line, "Azure ML YAML",
-                         lambda doc=doc: _add_azureml(project, doc, azureml_computes))
+                         lambda doc=doc: _add_azureml(project, doc, self.azureml_computes))
             if is_vertex_job(doc.data):
                 _guarded(pf, doc.start_line, "Vertex AI custom job",
                          lambda doc=doc: project.kubernetes.workloads.extend(read_vertex(doc)))
                 continue
             if is_vertex_pipeline(doc.data):
                 _guarded(pf, doc.start_line, "Vertex AI pipeline spec",
-                         lambda pf=pf, doc=doc: _add_vertex_pipeline(project, pf, doc))
+                         lambda doc=doc: _add_vertex_pipeline(project, pf, doc))
                 continue
             sky, why = skypilot_task(doc.data)
             if sky:
@@ -120,34 +159,42 @@ def _build_project(parsed: list[ParsedFile], settings: Settings,
                 project.not_read.setdefault(pf.path, []).append(why)
             if is_parallelcluster(doc.data):
                 _guarded(pf, doc.start_line, "ParallelCluster config",
-                         lambda doc=doc: pcluster.extend(compute_resources(doc)))
+                         lambda doc=doc: self.pcluster.extend(compute_resources(doc)))
                 continue
             if is_kubernetes_object(doc.data):
                 _guarded(pf, doc.start_line, "Kubernetes object",
                          lambda doc=doc: add_document(project.kubernetes, doc))
             else:
                 _guarded(pf, doc.start_line, "training config", lambda doc=doc: _add_training(project, doc))
-    from mlcost_lint.model.kustomize import split_fragments
 
-    split_fragments(project.kubernetes, parsed)
-    by_path: dict[str, ParsedFile] = {}
-    for pf in parsed:
-        by_path.setdefault(pf.path, pf)
-    for cm in project.kubernetes.config_maps:
-        owner = by_path.get(cm.document.path)
-        if owner is not None:
-            _guarded(owner, cm.loc().line, "ConfigMap data",
-                     lambda cm=cm: _add_embedded(project, cm, embedded_parse))
-    if terraform_files or var_files:
-        _add_managed_terraform(project, terraform_files or list(var_files))
-    if azureml_computes or any(w.managed is not None for w in project.kubernetes.workloads):
-        _resolve_managed(project, azureml_computes)
-    project.terraform.resources.extend(pcluster)   # node pools Terraform rules do not know by type
-    for workload in (*project.kubernetes.workloads, *project.kubernetes.fragments):
-        for template in workload.templates:
-            for container in template.containers:
-                container.freeze()
-    return project
+    def finish(self, parsed: list[ParsedFile]) -> Project:
+        with gc_paused():
+            return self._finish(parsed)
+
+    def _finish(self, parsed: list[ParsedFile]) -> Project:
+        from mlcost_lint.model.kustomize import split_fragments
+
+        project = self.project
+        project.files = parsed
+        split_fragments(project.kubernetes, parsed)
+        by_path: dict[str, ParsedFile] = {}
+        for pf in parsed:
+            by_path.setdefault(pf.path, pf)
+        for cm in project.kubernetes.config_maps:
+            owner = by_path.get(cm.document.path)
+            if owner is not None:
+                _guarded(owner, cm.loc().line, "ConfigMap data",
+                         lambda cm=cm: _add_embedded(project, cm, self.embedded_parse))
+        if self.terraform_files or self.var_files:
+            _add_managed_terraform(project, self.terraform_files or list(self.var_files))
+        if self.azureml_computes or any(w.managed is not None for w in project.kubernetes.workloads):
+            _resolve_managed(project, self.azureml_computes)
+        project.terraform.resources.extend(self.pcluster)   # node pools Terraform rules do not know by type
+        for workload in (*project.kubernetes.workloads, *project.kubernetes.fragments):
+            for template in workload.templates:
+                for container in template.containers:
+                    container.freeze()
+        return project
 
 
 def _add_vertex_pipeline(project: Project, pf: ParsedFile, doc: Document) -> None:

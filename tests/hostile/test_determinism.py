@@ -171,12 +171,59 @@ def test_every_format_identical_with_the_file_index(tree: Path, tmp_path: Path, 
     _same({"same-size change, mtime put back": _outputs(root, 1, cache)}, after)
 
 
-def test_parallel_parse_with_the_parent_taking_unstarted_chunks_is_identical(tree: Path, tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch):
-    """With workers, the parent parses the chunks no worker has started
-    (pipeline._parse_many): the output is the same as one process's, with a
-    cache filled that way or without one."""
+def test_model_built_while_workers_parse_is_identical(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """With workers, a lint run builds the model of the files as they
+    arrive (pipeline._ModelFeed): Terraform once every Terraform or JSON
+    file is in, then each file in input order, all before the parse step
+    returns; the parent parses nothing itself. The output is the same as
+    one process's, with a cache filled that way or without one."""
     from mlcost_lint import pipeline
+    from mlcost_lint.model.build import ProjectBuilder
+
+    monkeypatch.setattr(pipeline, "_PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(pipeline, "_PARALLEL_MIN_BYTES", 0)
+    in_parent: list[str] = []
+    real_parse = pipeline.parse_bytes
+    parent = os.getpid()
+
+    def counting(data, display, *args, **kwargs):
+        if os.getpid() == parent:
+            in_parent.append(display)
+        return real_parse(data, display, *args, **kwargs)
+
+    calls: list[str] = []
+    during_parse: list[str] = []
+    real_many, real_add, real_terraform = pipeline._parse_many, ProjectBuilder.add, ProjectBuilder.terraform
+
+    def many(*args, **kwargs):
+        out = real_many(*args, **kwargs)
+        during_parse.extend(calls)
+        return out
+
+    monkeypatch.setattr(pipeline, "parse_bytes", counting)
+    monkeypatch.setattr(pipeline, "_parse_many", many)
+    monkeypatch.setattr(ProjectBuilder, "add", lambda self, pf: calls.append(pf.path) or real_add(self, pf))
+    monkeypatch.setattr(ProjectBuilder, "terraform",
+                        lambda self, files: calls.append("<terraform>") or real_terraform(self, files))
+    serial = _outputs(tree, 1, None)
+    serial_calls = list(calls)
+    assert in_parent and not during_parse       # one process: parsed here, modelled after
+    in_parent.clear()
+    calls.clear()
+    parallel = _outputs(tree, 2, None)
+    assert in_parent == []                      # the workers parsed every file
+    assert during_parse == calls == serial_calls    # the same calls, in the same order, during the parse
+    _same({"parallel, model built as files arrive": parallel,
+           "parallel, filling a cache": _outputs(tree, 2, tmp_path / "cache")}, serial)
+
+
+def test_parse_all_with_the_parent_taking_unstarted_chunks_is_identical(tree: Path, monkeypatch: pytest.MonkeyPatch):
+    """Without a model to build (parse_all: bench/stages.py, the forked-worker
+    tests), the parent parses the chunks no worker has started: the parse
+    results are those of one process."""
+    from mlcost_lint import pipeline
+    from mlcost_lint.discover import discover
+    from mlcost_lint.pipeline import LintOptions, parse_all
 
     monkeypatch.setattr(pipeline, "_PARALLEL_MIN_FILES", 1)
     monkeypatch.setattr(pipeline, "_PARALLEL_MIN_BYTES", 0)
@@ -190,10 +237,16 @@ def test_parallel_parse_with_the_parent_taking_unstarted_chunks_is_identical(tre
         return real_parse(data, display, *args, **kwargs)
 
     monkeypatch.setattr(pipeline, "parse_bytes", counting)
-    serial = _outputs(tree, 1, None)
+    settings = Settings(root=tree)
+    files = discover([str(tree)], [], tree).files
+
+    def shown(parsed):
+        return [(pf.path, pf.kind, [(e.line, e.column, e.message) for e in pf.errors], pf.skipped_reason,
+                 [doc.data for doc in pf.documents]) for pf in parsed]
+
+    serial = shown(parse_all(files, settings, LintOptions(jobs=1, use_cache=False)))
     every_file = len(in_parent)
     in_parent.clear()
-    parallel = _outputs(tree, 2, None)
+    parallel = shown(parse_all(files, settings, LintOptions(jobs=2, use_cache=False)))
     assert 0 < len(in_parent) < every_file    # the parent parsed some chunks, the workers the others
-    _same({"parallel, parent taking chunks": parallel,
-           "parallel, filling a cache": _outputs(tree, 2, tmp_path / "cache")}, serial)
+    assert parallel == serial
