@@ -75,7 +75,7 @@ def _links(project: Any, template: Any) -> list[str]:
 
 def no_pool_lines(template: Any, pools: list[Any]) -> list[str]:
     """Why no node group / pool was linked: one line per candidate."""
-    from mlcost_lint.model.capacity import selector_of
+    from mlcost_lint.model.scheduling import selector_of
 
     if not pools:
         return ["no node pool matched: the scan has no Terraform node group / pool or Karpenter NodePool"]
@@ -90,7 +90,7 @@ def no_pool_lines(template: Any, pools: list[Any]) -> list[str]:
 
 def why_not(template: Any, sel: Any, pool: Any) -> str:
     from mlcost_lint.link.pools import _implicitly_tolerated, _tolerates, match_pool, tolerates_all
-    from mlcost_lint.model.capacity import INSTANCE_TYPE_LABELS, Selector
+    from mlcost_lint.model.scheduling import INSTANCE_TYPE_LABELS, Selector
     from mlcost_lint.model.core import UNKNOWN
 
     for key, pair in sel.pairs.items():

@@ -8,7 +8,7 @@ explicit labels (EKS ``labels``, GKE ``node_config.labels``, AKS
 ``node_labels``, a Karpenter NodePool's template labels and single-valued
 requirements) and the labels the cloud puts on its nodes (pool name,
 instance type, capacity type, GKE accelerator, region). Pools are the
-Terraform node groups / pools of :mod:`mlcost_lint.model.capacity` (self-managed
+Terraform node groups / pools of :mod:`mlcost_lint.model.node_pools` (self-managed
 EKS groups included) and the Karpenter NodePools in the scan. A pool is linked when
 
 1. a selector names it (pool-name label or one of its own labels), nothing
@@ -26,19 +26,16 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from mlcost_lint.model.capacity import (
+from mlcost_lint.model.capacity import template_capacity
+from mlcost_lint.model.node_pools import NodePool, Taint, karpenter_pools, node_pools
+from mlcost_lint.model.scheduling import (
     INSTANCE_TYPE_LABELS,
     POOL_NAME_LABELS,
     REGION_LABELS,
     ZONE_LABELS,
-    NodePool,
     Selector,
-    Taint,
     is_cloud_set_label,
-    karpenter_pools,
-    node_pools,
     selector_of,
-    template_capacity,
 )
 from mlcost_lint.model.core import UNKNOWN, Location
 from mlcost_lint.parse.document import FileKind

@@ -153,7 +153,7 @@ def partition_link(project: Any, workload: Any) -> Any:
     instance type). A list of partitions, an unknown name, a queue of mixed
     types or queues of that name in several cluster configs link nothing."""
     from mlcost_lint.link.pools import LinkResult
-    from mlcost_lint.model.capacity import node_pools
+    from mlcost_lint.model.node_pools import node_pools
     from mlcost_lint.model.parallelcluster import RESOURCE_TYPE
 
     job = workload.batch

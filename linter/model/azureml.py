@@ -28,7 +28,7 @@ from mlcost_lint.model.core import UNKNOWN, Location
 from mlcost_lint.model.kubernetes import EnvVar, Workload
 from mlcost_lint.model.managed import (
     AZUREML, GPU_PATH, DataPath, JobShape, ManagedJob, accelerator_resource, build_workload)
-from mlcost_lint.model.capacity import count_value
+from mlcost_lint.model.kept_capacity import count_value
 from mlcost_lint.parse.document import Document
 
 COMPUTE_TYPE = "azureml/amlcompute"          # CloudResource.type of a compute YAML

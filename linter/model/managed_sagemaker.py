@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mlcost_lint.model.capacity import count_value, values_at
 from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN, Location
+from mlcost_lint.model.gpu_uses import values_at
+from mlcost_lint.model.kept_capacity import count_value
 from mlcost_lint.model.kubernetes import EnvVar, Workload
 from mlcost_lint.model.managed import SAGEMAKER, DataPath, JobShape, ManagedJob, build_workload
 from mlcost_lint.model.sagemaker_hyper import hyper_parameters_config

@@ -10,7 +10,7 @@ CAPACITY_BLOCK), a ``CapacityReservationTarget`` on the resource or its
 queue (an ODCR: reserved), and ``Efa.Enabled``. The pool is a
 :class:`CloudResource` of the pseudo type ``parallelcluster_compute_resource``
 (no Terraform rule knows that type), read by the pool spec in
-:mod:`mlcost_lint.model.capacity` like any node group, so MLC203 applies as
+:mod:`mlcost_lint.model.pool_specs` like any node group, so MLC203 applies as
 written. A queue's name is its Slurm partition (``#SBATCH --partition``).
 """
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mlcost_lint.model.capacity import count_value
+from mlcost_lint.model.kept_capacity import count_value
 from mlcost_lint.model.core import UNKNOWN, Location
 from mlcost_lint.model.kubernetes import EnvVar, Workload
 from mlcost_lint.model.managed import VERTEX, DataPath, JobShape, ManagedJob, build_workload

@@ -3,8 +3,8 @@ family a workload is, where it bounds its run time) and whether a training
 config's checkpoints survive the loss of the node.
 
 What GPU capacity a Terraform resource keeps and where a pod template runs
-(spot / on-demand / reserved) are model facts: :mod:`mlcost_lint.model.capacity`
-and :func:`mlcost_lint.link.capacity_of`.
+(spot / on-demand / reserved) are model facts: :mod:`mlcost_lint.model.kept_capacity`,
+:mod:`mlcost_lint.model.capacity` and :func:`mlcost_lint.link.capacity_of`.
 """
 
 from __future__ import annotations
@@ -342,7 +342,7 @@ def template_target(project: Any, template: Any, settings: Any) -> "Target":
     from mlcost_lint.catalogue import Accelerator
     from mlcost_lint.link import compute_region_of
     from mlcost_lint.link.pools import linked_pool
-    from mlcost_lint.model.capacity import selector_of
+    from mlcost_lint.model.scheduling import selector_of
     from mlcost_lint.pricing import Target
 
     found = compute_region_of(project, template, settings)
@@ -394,7 +394,7 @@ def run_bound_hours(workload: Any, template: Any = None) -> float | None:
     """Hours one run of a batch workload may last (activeDeadlineSeconds of
     the job or of the pod template; a managed job's run-time bound, the
     service default included), None when unbounded or unknown."""
-    from mlcost_lint.model.capacity import count_value
+    from mlcost_lint.model.kept_capacity import count_value
 
     job = getattr(workload, "managed", None)
     if job is not None:

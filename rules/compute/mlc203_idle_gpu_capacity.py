@@ -5,7 +5,9 @@ from typing import Iterator
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
 from mlcost_lint.link import capacity_of
-from mlcost_lint.model.capacity import RESERVED, gpu_pools, kept_capacity
+from mlcost_lint.model.capacity import RESERVED
+from mlcost_lint.model.kept_capacity import kept_capacity
+from mlcost_lint.model.node_pools import gpu_pools
 from mlcost_lint.catalogue.devices import noun_for_model
 from mlcost_lint.pricing import ALWAYS_ON, Quantity
 from mlcost_lint.rules.compute.gpu_capacity import (format_gpus, pool_price, pool_target, template_noun,

@@ -5,7 +5,7 @@ from typing import Iterator
 
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
-from mlcost_lint.model.capacity import count_value
+from mlcost_lint.model.kept_capacity import count_value
 from mlcost_lint.rules.compute.gpu_capacity import (
     first_written,
     held_text,

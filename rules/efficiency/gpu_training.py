@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mlcost_lint.link.nearest import nearest
-from mlcost_lint.model.capacity import pinned_gpu
 from mlcost_lint.model.core import UNKNOWN, Related, is_known
+from mlcost_lint.model.scheduling import pinned_gpu
 
 if TYPE_CHECKING:
     from mlcost_lint.catalogue import GpuModel

@@ -5,7 +5,7 @@ from typing import Any, Iterator
 from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN, Related
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
-from mlcost_lint.model.capacity import all_gpu_uses
+from mlcost_lint.model.gpu_uses import all_gpu_uses
 
 
 def _alerting(value: Any, enabled_key: str | None = None) -> bool | None:

@@ -9,7 +9,8 @@ from typing import Any, Iterator
 from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN, Location, Related
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
-from mlcost_lint.model.capacity import gpu_uses, pinned_gpu
+from mlcost_lint.model.gpu_uses import gpu_uses
+from mlcost_lint.model.scheduling import pinned_gpu
 
 # ---------------------------------------------------------------- regions ---
 

@@ -243,6 +243,6 @@ class MultiNodeWithoutRdma(Rule):
 
 
 def _selector_locations(template: PodTemplate):
-    from mlcost_lint.model.capacity import selector_of
+    from mlcost_lint.model.scheduling import selector_of
 
     return [(k, loc) for k, (_v, loc, _s) in selector_of(template).pairs.items()]
