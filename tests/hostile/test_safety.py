@@ -157,6 +157,22 @@ def test_secret_values_are_collected_from_every_source(tmp_path: Path):
     assert collect_secrets(result.project) == SECRETS
 
 
+def test_evaluated_resources_secrets_are_taken_at_evaluation_without_a_cache(tmp_path: Path):
+    """Without a cache too, each evaluated root's resources give up their
+    secret values when the root is evaluated (TerraformModel.known_secrets,
+    secrets_taken), which the model stage does while parse workers run;
+    the redact stage then skips them. Same values as walking them after."""
+    from mlcost_lint.secrets import resource_secrets
+
+    result = lint_tree(_write(tmp_path, SECRET_PROJECT))     # no cache
+    terraform = result.project.terraform
+    assert terraform.resources
+    assert terraform.secrets_taken == {id(r) for r in terraform.resources}
+    assert terraform.known_secrets == frozenset().union(*map(resource_secrets, terraform.resources))
+    assert "tagvalue-0123456789" in terraform.known_secrets     # a tag under a secret-looking key
+    assert collect_secrets(result.project) == SECRETS
+
+
 def test_hcl_trees_are_released_after_the_model_and_their_secrets_kept(tmp_path: Path):
     """Issue 17, item 5: the model stage drops ParsedFile.hcl (the largest
     thing a run held) after taking the HCL trees' secret values."""

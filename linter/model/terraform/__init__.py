@@ -269,15 +269,17 @@ class _Roots:
         # Every directory its calls name, also those no instance reached (count = 0):
         # their preparation is part of what a replay must reproduce.
         dirs = build.touched | _reachable([d], self.called)
-        if manifest is None or budget.exhausted or build.budget_reported != reported or dirs & self.prepare_failed:
-            return
         from mlcost_lint.secrets import resource_secrets
 
         providers, resources = model.providers[marks[1]:], model.resources[marks[0]:]
         # Nothing after the build changes a resource's attrs or tags: their
-        # secrets are the same now as when the redact stage would look.
+        # secrets are the same now as when the redact stage would look. Taken
+        # now also without a cache: with parse workers this runs while they
+        # parse the rest (pipeline._ModelFeed), not in the redact stage after.
         secrets = frozenset().union(*map(resource_secrets, resources))
         _secrets_taken(model, resources, secrets)
+        if manifest is None or budget.exhausted or build.budget_reported != reported or dirs & self.prepare_failed:
+            return
         cache.store(manifest, dirs, RootEvaluation(
             resources=resources, providers=providers, secrets=secrets,
             # ModuleInstance adds a provider once per (block, module call path)
