@@ -102,6 +102,10 @@ _DATA_MODULES = frozenset({
     "mlcost_lint.rule", "mlcost_lint.pricing", "mlcost_lint.fix", "mlcost_lint.model.read_as",
     "mlcost_lint.run_cache", "mlcost_lint.model.cloud", "mlcost_lint.model.terraform.root_cache",
     "mlcost_lint.model.embedded_cache",
+    # a parse result's FileModel (model.build.read_file_model): its workloads,
+    # training configs, jobs and the catalogue entries they name
+    "mlcost_lint.model.build", "mlcost_lint.model.kubernetes", "mlcost_lint.model.training",
+    "mlcost_lint.model.managed", "mlcost_lint.model.batch", "mlcost_lint.catalogue",
 })
 # Module-level singletons an entry may name (evaluated Terraform values hold UNKNOWN).
 _SINGLETONS = frozenset({("mlcost_lint.model.core", "UNKNOWN")})
@@ -236,8 +240,13 @@ def code_fingerprint() -> str:
     """What made the cached entries: the parse stage's own code. A change to
     it (a new field on ParsedFile) must never load entries of the old shape,
     also within one version number (development builds, editable installs,
-    where an old entry raised AttributeError in the model stage)."""
-    digest = hashlib.sha256()
+    where an old entry raised AttributeError in the model stage). A parse
+    result also carries what the file adds to the model (ParsedFile.model,
+    read by the model readers, which use the catalogues), so every file of
+    the package counts too, by its stat stamp (fingerprint.py)."""
+    from mlcost_lint.fingerprint import package_fingerprint
+
+    digest = hashlib.sha256(package_fingerprint().encode())
     here = Path(__file__).parent
     # secrets.py / credentials.py: ParsedFile.secrets is found at parse time;
     # redact.py: cleaned message texts are kept under this salt (cleaned_texts.py).

@@ -104,7 +104,8 @@ def run_key(cache: ParseCache, *, paths: Iterable[str], settings_key: str, file_
 
 def light(pf: ParsedFile) -> ParsedFile:
     """The file as suppression and counting see it: no parsed content."""
-    return dataclasses.replace(pf, documents=[], hcl=None, slurm=None, secrets=None, hcl_outline=None)
+    return dataclasses.replace(pf, documents=[], hcl=None, slurm=None, secrets=None, hcl_outline=None,
+                               model=None)
 
 
 def load(cache: ParseCache, key: str) -> CachedRun | None:

@@ -304,3 +304,85 @@ def test_a_system_that_cannot_refuse_links_runs_without_the_cache(tmp_path: Path
         assert b"running without the parse cache: this system cannot open files without following links" \
             in r.stderr, r.stderr.decode()
     assert not (tmp_path / "c").exists()
+
+
+# ---------------------------------------------- each file's model, cached ---
+
+_MODELLED = {
+    "job.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\nspec:\n  template:\n    spec:\n"
+                "      containers:\n        - name: main\n          image: trainer\n"
+                "          command: [torchrun, --nproc_per_node=8, train.py, --config, sft.yaml]\n"
+                "          resources: {limits: {nvidia.com/gpu: 8}}\n",
+    "sft.yaml": "model_name_or_path: meta-llama/Llama-3.1-8B\nper_device_train_batch_size: 4\nbf16: true\n"
+                "gradient_checkpointing: true\nlearning_rate: 2.0e-5\n",
+    "train.sbatch": "#!/bin/bash\n#SBATCH --gpus-per-node=8\n#SBATCH --nodes=2\nexport NCCL_DEBUG=INFO\n"
+                    "srun torchrun --nproc_per_node=8 train.py\n",
+}
+
+
+def test_a_file_found_in_the_cache_is_not_modelled_again(tmp_path: Path, monkeypatch):
+    """What a file adds to the model on its own (model.build.FileModel) is
+    read where the file is parsed and cached with its parse result: a run
+    that finds the file in the cache reads no document of it again, and its
+    output is the one of a run without a cache."""
+    import sys as _sys
+
+    from mlcost_lint.config import Settings
+    from mlcost_lint.model import build
+
+    sys_path = str(ROOT / "tests" / "hostile")
+    if sys_path not in _sys.path:
+        _sys.path.insert(0, sys_path)
+    from fuzzing import lint_tree, render
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    root = tmp_path / "proj"
+    root.mkdir()
+    for name, text in _MODELLED.items():
+        (root / name).write_text(text)
+    read: list[str] = []
+    real = build.read_file_model
+    monkeypatch.setattr(build, "read_file_model", lambda pf: read.append(pf.path) or real(pf))
+    settings = Settings(root=root)
+
+    def run(cache: Path | None) -> str:
+        return render(lint_tree(root, settings, cache_dir=cache), settings, "json", root)
+
+    reference = run(None)
+    assert sorted(read) == sorted(_MODELLED)
+    assert '"MLC' in reference
+    for expected_reads in (sorted(_MODELLED), []):     # fills the cache, then reads from it
+        read.clear()
+        assert run(tmp_path / "cache") == reference
+        assert sorted(read) == expected_reads
+    (root / "sft.yaml").write_text(_MODELLED["sft.yaml"].replace("bf16: true", "bf16: false"))
+    read.clear()
+    changed = run(tmp_path / "cache")
+    assert read == ["sft.yaml"] and changed != reference
+    read.clear()
+    assert run(None) == changed
+
+
+def test_every_fixture_parse_result_and_model_loads_through_the_cache_unpickler():
+    """The cache loads only this package's data classes (cache._DATA_MODULES).
+    A model class of a module not named there would make every cached file
+    that holds one a miss, silently: each fixture's parse result, with the
+    model read from it, must load back whole."""
+    from mlcost_lint import cache_trees
+    from mlcost_lint.cache import load_payload
+    from mlcost_lint.discover import discover
+    from mlcost_lint.pipeline import _parse_file
+
+    files = discover([str(ROOT / "fixtures")], [], ROOT / "fixtures").files
+    assert len(files) > 300
+    modelled = 0
+    for sf in files:
+        parsed = _parse_file(sf.path.read_bytes(), sf.display, sf.kind, 500, True)
+        assert parsed.model is not None, sf.display
+        back = cache_trees.joined(*cache_trees.payloads(parsed))
+        for payload in cache_trees.payloads(parsed):
+            if payload is not None:
+                load_payload(payload)           # raises on a class the cache does not load
+        assert back.model == parsed.model, sf.display
+        modelled += bool(back.model.workloads or back.model.training)
+    assert modelled > 100

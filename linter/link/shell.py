@@ -119,17 +119,30 @@ def split_script(text: str, starts: list[int] | None = None,
         token_columns: list[int] = []
         tokens, ok = _split(text, token_starts, token_columns)
         hit = (tuple(tokens), ok, tuple(token_starts), tuple(token_columns))
-        if _SPLIT_MEMO_CHARS[0] + len(text) > _SPLIT_MEMO_MAX_CHARS:
-            _SPLIT_MEMO.clear()
-            _SPLIT_MEMO_CHARS[0] = 0
-        if len(text) <= _SPLIT_MEMO_MAX_CHARS:
-            _SPLIT_MEMO[text] = hit
-            _SPLIT_MEMO_CHARS[0] += len(text)
+        remember_split(text, hit)
     if starts is not None:
         starts.extend(hit[2])
         if columns is not None:
             columns.extend(hit[3])
     return list(hit[0]), hit[1]
+
+
+def split_of(text: str) -> tuple | None:
+    """What split_script remembers of ``text``; None when it was not split
+    in this process."""
+    return _SPLIT_MEMO.get(text)
+
+
+def remember_split(text: str, hit: tuple) -> None:
+    """Remember ``hit`` (what split_of gave) as ``text``'s split: also a split
+    made in a parse worker and cached with the file's model
+    (model.build.FileModel.splits), so the parent does not split it again."""
+    if _SPLIT_MEMO_CHARS[0] + len(text) > _SPLIT_MEMO_MAX_CHARS:
+        _SPLIT_MEMO.clear()
+        _SPLIT_MEMO_CHARS[0] = 0
+    if len(text) <= _SPLIT_MEMO_MAX_CHARS and text not in _SPLIT_MEMO:
+        _SPLIT_MEMO[text] = hit
+        _SPLIT_MEMO_CHARS[0] += len(text)
 
 
 def _split(text: str, starts: list[int] | None = None,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from mlcost_lint.config import Settings
@@ -132,40 +133,24 @@ class ProjectBuilder:
         _release_hcl(self.project, candidates)
 
     def add(self, pf: ParsedFile) -> None:
-        if pf.errors or pf.skipped_reason or pf.kind in _TERRAFORM_KINDS:
+        if pf.kind in _TERRAFORM_KINDS:
             return
-        project = self.project
-        if pf.slurm is not None:
-            _guarded(pf, 1, "Slurm batch script", lambda: _add_slurm(project, pf))
-            return
-        for doc in pf.documents:
-            if _is_azureml(doc.data):
-                _guarded(pf, doc.start_line, "Azure ML YAML",
-                         lambda doc=doc: _add_azureml(project, doc, self.azureml_computes))
-            if is_vertex_job(doc.data):
-                _guarded(pf, doc.start_line, "Vertex AI custom job",
-                         lambda doc=doc: project.kubernetes.workloads.extend(read_vertex(doc)))
-                continue
-            if is_vertex_pipeline(doc.data):
-                _guarded(pf, doc.start_line, "Vertex AI pipeline spec",
-                         lambda doc=doc: _add_vertex_pipeline(project, pf, doc))
-                continue
-            sky, why = skypilot_task(doc.data)
-            if sky:
-                _guarded(pf, doc.start_line, "SkyPilot task",
-                         lambda doc=doc: project.kubernetes.workloads.append(read_skypilot(doc)))
-                continue
-            if why:
-                project.not_read.setdefault(pf.path, []).append(why)
-            if is_parallelcluster(doc.data):
-                _guarded(pf, doc.start_line, "ParallelCluster config",
-                         lambda doc=doc: self.pcluster.extend(compute_resources(doc)))
-                continue
-            if is_kubernetes_object(doc.data):
-                _guarded(pf, doc.start_line, "Kubernetes object",
-                         lambda doc=doc: add_document(project.kubernetes, doc))
-            else:
-                _guarded(pf, doc.start_line, "training config", lambda doc=doc: _add_training(project, doc))
+        part = pf.model if pf.model is not None else read_file_model(pf)
+        kubernetes = self.project.kubernetes
+        kubernetes.workloads.extend(part.workloads)
+        kubernetes.config_maps.extend(part.config_maps)
+        for kind, count in part.other_kinds.items():
+            kubernetes.other_kinds[kind] = kubernetes.other_kinds.get(kind, 0) + count
+        self.project.training.extend(part.training)
+        if part.not_read:
+            self.project.not_read.setdefault(pf.path, []).extend(part.not_read)
+        self.pcluster.extend(part.pcluster)
+        self.azureml_computes.extend(part.azureml_computes)
+        if part.splits:
+            from mlcost_lint.link.shell import remember_split
+
+            for text, split in part.splits:
+                remember_split(text, split)
 
     def finish(self, parsed: list[ParsedFile]) -> Project:
         with gc_paused():
@@ -197,11 +182,101 @@ class ProjectBuilder:
         return project
 
 
-def _add_vertex_pipeline(project: Project, pf: ParsedFile, doc: Document) -> None:
+@dataclass(slots=True)
+class FileModel:
+    """What one file adds to the model on its own: its Kubernetes objects
+    (the fields model.kubernetes_build.add_document fills), training
+    configs, Slurm / Azure ML / Vertex AI / SkyPilot jobs, ParallelCluster
+    and Azure ML compute pools, and why documents were not read. Read where
+    the file is parsed when the result is cached (a parse worker) and cached
+    with it (ParsedFile.model), so that a run that finds the file in the
+    cache, as every hook and incremental run does for all but the changed
+    files, only appends these lists (ProjectBuilder.add)."""
+
+    workloads: list = field(default_factory=list)
+    config_maps: list = field(default_factory=list)
+    other_kinds: dict[str, int] = field(default_factory=dict)
+    training: list = field(default_factory=list)
+    not_read: list[str] = field(default_factory=list)
+    pcluster: list = field(default_factory=list)
+    azureml_computes: list = field(default_factory=list)
+    # (script text, link.shell.split_of) of the scripts its jobs run, split
+    # while they were read: the link stage splits them again otherwise.
+    splits: list[tuple[str, tuple]] = field(default_factory=list)
+
+
+# What read_file_model imports only when a file needs it: imported by
+# preload_readers before parse workers are forked, as parse.preload does
+# for the parsers (tests/perf/test_lean_startup.py checks the list).
+_LAZY_READERS = ("mlcost_lint.model.slurm", "mlcost_lint.model.training.detect", "mlcost_lint.model.azureml")
+
+
+def preload_readers() -> None:
+    import importlib
+
+    for name in _LAZY_READERS:
+        importlib.import_module(name)
+
+
+def read_file_model(pf: ParsedFile) -> FileModel:
+    """``pf``'s FileModel, also kept as ``pf.model``. A reader that fails on
+    a document records an error on the file (_guarded) and the other
+    documents are still read. Empty for a file with errors, skipped, of a
+    Terraform kind, or a Terraform plan (ProjectBuilder.terraform takes
+    those)."""
+    part = FileModel()
+    pf.model = part
+    if pf.errors or pf.skipped_reason or pf.kind in _TERRAFORM_KINDS:
+        return part
+    if pf.kind is FileKind.JSON and pf.slurm is None and pf.documents and is_plan_json(pf.documents[0].data):
+        return part
+    if pf.slurm is not None:
+        _guarded(pf, 1, "Slurm batch script", lambda: _add_slurm(part, pf))
+        _keep_splits(part)
+        return part
+    for doc in pf.documents:
+        if _is_azureml(doc.data):
+            _guarded(pf, doc.start_line, "Azure ML YAML", lambda doc=doc: _add_azureml(part, doc))
+        if is_vertex_job(doc.data):
+            _guarded(pf, doc.start_line, "Vertex AI custom job",
+                     lambda doc=doc: part.workloads.extend(read_vertex(doc)))
+            continue
+        if is_vertex_pipeline(doc.data):
+            _guarded(pf, doc.start_line, "Vertex AI pipeline spec", lambda doc=doc: _add_vertex_pipeline(part, doc))
+            continue
+        sky, why = skypilot_task(doc.data)
+        if sky:
+            _guarded(pf, doc.start_line, "SkyPilot task", lambda doc=doc: part.workloads.append(read_skypilot(doc)))
+            continue
+        if why:
+            part.not_read.append(why)
+        if is_parallelcluster(doc.data):
+            _guarded(pf, doc.start_line, "ParallelCluster config",
+                     lambda doc=doc: part.pcluster.extend(compute_resources(doc)))
+            continue
+        if is_kubernetes_object(doc.data):
+            _guarded(pf, doc.start_line, "Kubernetes object", lambda doc=doc: add_document(part, doc))
+        else:
+            _guarded(pf, doc.start_line, "training config", lambda doc=doc: _add_training(part, doc))
+    return part
+
+
+def _keep_splits(part: FileModel) -> None:
+    from mlcost_lint.link.shell import split_of
+
+    for workload in part.workloads:
+        for template in workload.templates:
+            for container in template.containers:
+                split = split_of(container.script[0]) if container.script else None
+                if split is not None:
+                    part.splits.append((container.script[0], split))
+
+
+def _add_vertex_pipeline(part: FileModel, doc: Document) -> None:
     jobs = read_vertex_pipeline(doc)
-    project.kubernetes.workloads.extend(jobs)
+    part.workloads.extend(jobs)
     if not jobs:
-        project.not_read.setdefault(pf.path, []).append(
+        part.not_read.append(
             "a compiled pipeline spec with no custom job whose worker_pool_specs are literal and name accelerators "
             "(pipeline parameters are unknown)")
 
@@ -250,12 +325,12 @@ def _is_azureml(data) -> bool:
     return azureml_kind(data) is not None
 
 
-def _add_azureml(project: Project, doc: Document, computes: list) -> None:
+def _add_azureml(part: FileModel, doc: Document) -> None:
     from mlcost_lint.model.azureml import read_azureml
 
     jobs, found = read_azureml(doc)
-    project.kubernetes.workloads.extend(jobs)
-    computes.extend(found)
+    part.workloads.extend(jobs)
+    part.azureml_computes.extend(found)
 
 
 def _resolve_managed(project: Project, computes: list) -> None:
@@ -264,18 +339,18 @@ def _resolve_managed(project: Project, computes: list) -> None:
 
     project.terraform.resources.extend(computes)
     resolve_compute(project)
-def _add_slurm(project: Project, pf: ParsedFile) -> None:
+def _add_slurm(part: FileModel, pf: ParsedFile) -> None:
     from mlcost_lint.model.slurm import build_slurm_job
 
-    project.kubernetes.workloads.append(build_slurm_job(pf.slurm, pf.path))
+    part.workloads.append(build_slurm_job(pf.slurm, pf.path))
 
 
-def _add_training(project: Project, doc: Document) -> None:
+def _add_training(part: FileModel, doc: Document) -> None:
     from mlcost_lint.model.training.detect import read_training_config
 
     config = read_training_config(doc)
     if config is not None:
-        project.training.append(config)
+        part.training.append(config)
 
 
 def _add_embedded(project: Project, cm, parse) -> None:

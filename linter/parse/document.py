@@ -131,3 +131,7 @@ class ParsedFile:
     # Set (and ``hcl`` None) on a .tf file whose tree stays in the parse
     # cache until a root module needs it (HclOutline).
     hcl_outline: HclOutline | None = None
+    # What the file adds to the model on its own (model.build.FileModel),
+    # read where it is parsed when the result is cached, and cached with it;
+    # None: not read yet. Derived from the rest: not compared.
+    model: Any = field(default=None, compare=False)

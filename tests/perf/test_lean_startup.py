@@ -132,6 +132,10 @@ found = discover(["."], settings.exclude, settings.root)
 parsed = parse_all(found.files, settings, LintOptions(use_cache=False, jobs=2))
 assert len(parsed) == len(found.files) == 90, len(parsed)
 assert not any(pf.errors for pf in parsed), [pf.errors for pf in parsed if pf.errors]
+# with a cache the workers also read each file's model (model.build.preload_readers)
+cached = parse_all(found.files, settings, LintOptions(cache_dir=Path(sys.argv[2]), jobs=2))
+assert all(pf.model is not None for pf in cached)
+assert sum(1 for pf in cached if pf.model.workloads) == 10, "the Slurm scripts' jobs"
 """
 
 
@@ -157,7 +161,8 @@ def test_forked_parse_workers_import_no_parser_of_their_own(tmp_path: Path):
                                                    "srun python train.py\n" + pad * 20)
             (tmp_path / f"s{i}.sh").write_text("#!/bin/bash\ntorchrun --nproc_per_node=2 train.py\n" + pad * 20)
     log = tmp_path.parent / f"{tmp_path.name}-imports.txt"
-    r = subprocess.run([sys.executable, "-c", _WORKER_PROBE, str(log)], cwd=tmp_path, capture_output=True,
+    r = subprocess.run([sys.executable, "-c", _WORKER_PROBE, str(log), str(tmp_path.parent / f"{tmp_path.name}-cache")],
+                       cwd=tmp_path, capture_output=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr.decode()
     imported = log.read_text().split() if log.exists() else []
