@@ -325,15 +325,9 @@ def test_a_file_found_in_the_cache_is_not_modelled_again(tmp_path: Path, monkeyp
     read where the file is parsed and cached with its parse result: a run
     that finds the file in the cache reads no document of it again, and its
     output is the one of a run without a cache."""
-    import sys as _sys
-
     from mlcost_lint.config import Settings
     from mlcost_lint.model import build
-
-    sys_path = str(ROOT / "tests" / "hostile")
-    if sys_path not in _sys.path:
-        _sys.path.insert(0, sys_path)
-    from fuzzing import lint_tree, render
+    from mlcost_lint.pipeline import LintOptions, lint
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
     root = tmp_path / "proj"
@@ -345,12 +339,14 @@ def test_a_file_found_in_the_cache_is_not_modelled_again(tmp_path: Path, monkeyp
     monkeypatch.setattr(build, "read_file_model", lambda pf: read.append(pf.path) or real(pf))
     settings = Settings(root=root)
 
-    def run(cache: Path | None) -> str:
-        return render(lint_tree(root, settings, cache_dir=cache), settings, "json", root)
+    def run(cache: Path | None) -> list[tuple]:
+        monkeypatch.chdir(root)
+        result = lint(["."], settings, LintOptions(jobs=1, use_cache=cache is not None, cache_dir=cache))
+        return [(f.code, f.location.path, f.location.line, f.location.column, f.message) for f in result.findings]
 
     reference = run(None)
     assert sorted(read) == sorted(_MODELLED)
-    assert '"MLC' in reference
+    assert {"sft.yaml", "train.sbatch", "job.yaml"} <= {path for _, path, *_ in reference}
     for expected_reads in (sorted(_MODELLED), []):     # fills the cache, then reads from it
         read.clear()
         assert run(tmp_path / "cache") == reference

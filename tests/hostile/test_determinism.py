@@ -171,14 +171,10 @@ def test_every_format_identical_with_the_file_index(tree: Path, tmp_path: Path, 
     _same({"same-size change, mtime put back": _outputs(root, 1, cache)}, after)
 
 
-def test_model_built_while_workers_parse_is_identical(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """With workers, a lint run builds the model of the files as they
-    arrive (pipeline._ModelFeed): Terraform once every Terraform or JSON
-    file is in, then each file in input order, all before the parse step
-    returns; the parent parses nothing itself. The output is the same as
-    one process's, with a cache filled that way or without one."""
+def _parsed_in_parent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Parse workers for any tree (no size threshold); the returned list
+    collects the files the parent process parses itself."""
     from mlcost_lint import pipeline
-    from mlcost_lint.model.build import ProjectBuilder
 
     monkeypatch.setattr(pipeline, "_PARALLEL_MIN_FILES", 1)
     monkeypatch.setattr(pipeline, "_PARALLEL_MIN_BYTES", 0)
@@ -191,6 +187,21 @@ def test_model_built_while_workers_parse_is_identical(tree: Path, tmp_path: Path
             in_parent.append(display)
         return real_parse(data, display, *args, **kwargs)
 
+    monkeypatch.setattr(pipeline, "parse_bytes", counting)
+    return in_parent
+
+
+def test_model_built_while_workers_parse_is_identical(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """With workers, a lint run builds the model of the files as they
+    arrive (pipeline._ModelFeed): Terraform once every Terraform or JSON
+    file is in, then each file in input order, all before the parse step
+    returns; the parent parses nothing itself. The output is the same as
+    one process's, with a cache filled that way or without one."""
+    from mlcost_lint import pipeline
+    from mlcost_lint.model.build import ProjectBuilder
+
+    in_parent = _parsed_in_parent(monkeypatch)
+
     calls: list[str] = []
     during_parse: list[str] = []
     real_many, real_add, real_terraform = pipeline._parse_many, ProjectBuilder.add, ProjectBuilder.terraform
@@ -200,7 +211,6 @@ def test_model_built_while_workers_parse_is_identical(tree: Path, tmp_path: Path
         during_parse.extend(calls)
         return out
 
-    monkeypatch.setattr(pipeline, "parse_bytes", counting)
     monkeypatch.setattr(pipeline, "_parse_many", many)
     monkeypatch.setattr(ProjectBuilder, "add", lambda self, pf: calls.append(pf.path) or real_add(self, pf))
     monkeypatch.setattr(ProjectBuilder, "terraform",
@@ -221,22 +231,10 @@ def test_parse_all_with_the_parent_taking_unstarted_chunks_is_identical(tree: Pa
     """Without a model to build (parse_all: bench/stages.py, the forked-worker
     tests), the parent parses the chunks no worker has started: the parse
     results are those of one process."""
-    from mlcost_lint import pipeline
     from mlcost_lint.discover import discover
     from mlcost_lint.pipeline import LintOptions, parse_all
 
-    monkeypatch.setattr(pipeline, "_PARALLEL_MIN_FILES", 1)
-    monkeypatch.setattr(pipeline, "_PARALLEL_MIN_BYTES", 0)
-    in_parent: list[str] = []
-    real_parse = pipeline.parse_bytes
-    parent = os.getpid()
-
-    def counting(data, display, *args, **kwargs):
-        if os.getpid() == parent:
-            in_parent.append(display)
-        return real_parse(data, display, *args, **kwargs)
-
-    monkeypatch.setattr(pipeline, "parse_bytes", counting)
+    in_parent = _parsed_in_parent(monkeypatch)
     settings = Settings(root=tree)
     files = discover([str(tree)], [], tree).files
 
