@@ -101,7 +101,6 @@ _DATA_MODULES = frozenset({
     "mlcost_lint.parse.document", "mlcost_lint.parse.hcl", "mlcost_lint.parse.slurm", "mlcost_lint.model.core",
     "mlcost_lint.rule", "mlcost_lint.pricing", "mlcost_lint.fix", "mlcost_lint.model.read_as",
     "mlcost_lint.run_cache", "mlcost_lint.model.cloud", "mlcost_lint.model.terraform.root_cache",
-    "mlcost_lint.model.embedded_cache",
     # a parse result's FileModel (model.build.read_file_model): its workloads,
     # training configs, jobs and the catalogue entries they name
     "mlcost_lint.model.build", "mlcost_lint.model.kubernetes", "mlcost_lint.model.training",

@@ -562,7 +562,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
         settings, var_files=var_files, cli_vars=options.cli_vars,
         # asked for when Terraform is evaluated: by then every input's key is final (_read_now)
         root_cache=(lambda: _root_cache(cache, settings_key, inputs, var_inputs, options)) if cache is not None else None,
-        embedded_parse=_embedded_parse(cache) if cache is not None else None, hcl_trees=trees)
+        hcl_trees=trees)
     # the model is built as files are parsed (_ModelFeed)
     parsed = _parse_inputs(inputs, settings, options, cache, trees, builder)
     # Discovery problems (unreadable folders, missing paths) are reported like parse errors.
@@ -638,12 +638,6 @@ def _root_cache(cache: ParseCache, settings_key: str, inputs: list[_Input], var_
     return RootCache(cache, {i.source.display: i.key for i in inputs}, context)
 
 
-def _embedded_parse(cache: ParseCache):
-    from mlcost_lint.model.embedded_cache import EmbeddedDocuments
-
-    return EmbeddedDocuments(cache)
-
-
 def finish_model(builder: "ProjectBuilder", parsed: list[ParsedFile], settings: Settings) -> Project:
     """The model of files already given to ``builder``, and its links."""
     from mlcost_lint.link import link_project
@@ -655,11 +649,11 @@ def finish_model(builder: "ProjectBuilder", parsed: list[ParsedFile], settings: 
 
 def build_model(parsed: list[ParsedFile], settings: Settings, var_files: list[ParsedFile],
                 cli_vars: dict[str, str], root_cache: "RootCache | None" = None,
-                embedded_parse=None, hcl_trees: "HclTrees | None" = None) -> Project:
+                hcl_trees: "HclTrees | None" = None) -> Project:
     from mlcost_lint.link import link_project
     from mlcost_lint.model.build import build_project
 
     project = build_project(parsed, settings, var_files=var_files, cli_vars=cli_vars, root_cache=root_cache,
-                            embedded_parse=embedded_parse, hcl_trees=hcl_trees)
+                            hcl_trees=hcl_trees)
     link_project(project, settings)
     return project

@@ -317,6 +317,9 @@ _MODELLED = {
                 "gradient_checkpointing: true\nlearning_rate: 2.0e-5\n",
     "train.sbatch": "#!/bin/bash\n#SBATCH --gpus-per-node=8\n#SBATCH --nodes=2\nexport NCCL_DEBUG=INFO\n"
                     "srun torchrun --nproc_per_node=8 train.py\n",
+    "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ds}\ndata:\n  ds_config.json: |\n"
+               '    {"train_batch_size": 64, "wall_clock_breakdown": true,\n'
+               '     "zero_optimization": {"stage": 2}}\n',
 }
 
 
@@ -347,6 +350,7 @@ def test_a_file_found_in_the_cache_is_not_modelled_again(tmp_path: Path, monkeyp
     reference = run(None)
     assert sorted(read) == sorted(_MODELLED)
     assert {"sft.yaml", "train.sbatch", "job.yaml"} <= {path for _, path, *_ in reference}
+    assert ("MLC403", "cm.yaml", 6) in {(code, path, line) for code, path, line, *_ in reference}  # embedded config
     for expected_reads in (sorted(_MODELLED), []):     # fills the cache, then reads from it
         read.clear()
         assert run(tmp_path / "cache") == reference

@@ -62,15 +62,13 @@ def gc_paused() -> Iterator[None]:
 
 def build_project(parsed: list[ParsedFile], settings: Settings, *,
                   var_files: list[ParsedFile] = (), cli_vars: dict[str, str] | None = None,
-                  root_cache=None, embedded_parse=None, hcl_trees=None) -> Project:
+                  root_cache=None, hcl_trees=None) -> Project:
     """``root_cache``: evaluated Terraform root modules to reuse
     (model.terraform.root_cache.RootCache), or None to evaluate all.
-    ``embedded_parse``: how texts embedded in ConfigMaps are parsed
-    (model.embedded_cache.EmbeddedDocuments), or None to parse them now.
     ``hcl_trees``: loads the trees of cached .tf files when a root module is
     evaluated (cache_trees.HclTrees), or None when every tree is loaded."""
     builder = ProjectBuilder(settings, var_files=var_files, cli_vars=cli_vars, root_cache=root_cache,
-                             embedded_parse=embedded_parse, hcl_trees=hcl_trees)
+                             hcl_trees=hcl_trees)
     with gc_paused():
         builder.terraform([pf for pf in parsed if pf.kind in TERRAFORM_CANDIDATES])
         for pf in parsed:
@@ -95,8 +93,9 @@ class ProjectBuilder:
        Terraform took are passed over; the others are read one document at
        a time (Kubernetes objects, training configs, Slurm scripts, Azure
        ML, Vertex AI, SkyPilot, ParallelCluster).
-    3. ``finish(parsed)``: what joins files (Kustomize fragments, ConfigMap
-       embedded configs, managed jobs), once all are added.
+    3. ``finish(parsed)``: what joins files (Kustomize fragments, managed
+       jobs), once all are added; the training configs ConfigMaps embed
+       come after every file's own.
 
     The calls in this order give the same Project whether the files come
     all at once (build_project) or as they are parsed. ``root_cache`` may be
@@ -104,18 +103,17 @@ class ProjectBuilder:
     The other arguments are build_project's."""
 
     def __init__(self, settings: Settings, *, var_files: list[ParsedFile] = (),
-                 cli_vars: dict[str, str] | None = None, root_cache=None, embedded_parse=None,
-                 hcl_trees=None) -> None:
+                 cli_vars: dict[str, str] | None = None, root_cache=None, hcl_trees=None) -> None:
         self.settings = settings
         self.var_files = list(var_files)
         self.cli_vars = cli_vars or {}
         self.root_cache = root_cache
-        self.embedded_parse = embedded_parse
         self.hcl_trees = hcl_trees
         self.project = Project(files=[])
         self.terraform_files: list[ParsedFile] = []
         self.azureml_computes: list = []
         self.pcluster: list = []
+        self.embedded: list = []
 
     def terraform(self, candidates: list[ParsedFile]) -> None:
         for pf in candidates:
@@ -146,6 +144,7 @@ class ProjectBuilder:
             self.project.not_read.setdefault(pf.path, []).extend(part.not_read)
         self.pcluster.extend(part.pcluster)
         self.azureml_computes.extend(part.azureml_computes)
+        self.embedded.extend(part.embedded)
         if part.splits:
             from mlcost_lint.link.shell import remember_split
 
@@ -162,14 +161,7 @@ class ProjectBuilder:
         project = self.project
         project.files = parsed
         split_fragments(project.kubernetes, parsed)
-        by_path: dict[str, ParsedFile] = {}
-        for pf in parsed:
-            by_path.setdefault(pf.path, pf)
-        for cm in project.kubernetes.config_maps:
-            owner = by_path.get(cm.document.path)
-            if owner is not None:
-                _guarded(owner, cm.loc().line, "ConfigMap data",
-                         lambda cm=cm: _add_embedded(project, cm, self.embedded_parse))
+        project.training.extend(self.embedded)
         if self.terraform_files or self.var_files:
             _add_managed_terraform(project, self.terraform_files or list(self.var_files))
         if self.azureml_computes or any(w.managed is not None for w in project.kubernetes.workloads):
@@ -200,6 +192,8 @@ class FileModel:
     not_read: list[str] = field(default_factory=list)
     pcluster: list = field(default_factory=list)
     azureml_computes: list = field(default_factory=list)
+    # Training configs held in its ConfigMaps' data values, ConfigMap by ConfigMap.
+    embedded: list = field(default_factory=list)
     # (script text, link.shell.split_of) of the scripts its jobs run, split
     # while they were read: the link stage splits them again otherwise.
     splits: list[tuple[str, tuple]] = field(default_factory=list)
@@ -258,6 +252,8 @@ def read_file_model(pf: ParsedFile) -> FileModel:
             _guarded(pf, doc.start_line, "Kubernetes object", lambda doc=doc: add_document(part, doc))
         else:
             _guarded(pf, doc.start_line, "training config", lambda doc=doc: _add_training(part, doc))
+    for cm in part.config_maps:
+        _guarded(pf, cm.loc().line, "ConfigMap data", lambda cm=cm: _add_embedded(part, cm))
     return part
 
 
@@ -353,7 +349,7 @@ def _add_training(part: FileModel, doc: Document) -> None:
         part.training.append(config)
 
 
-def _add_embedded(project: Project, cm, parse) -> None:
+def _add_embedded(part: FileModel, cm) -> None:
     from mlcost_lint.model.training.detect import read_embedded_configs
 
     for key, text in cm.data.items():
@@ -361,5 +357,5 @@ def _add_embedded(project: Project, cm, parse) -> None:
         # A multi-line value is a block scalar (`key: |`): its text starts on
         # the next line, indented under the key.
         line, column = (pos[0] + 1, pos[1] + 2) if "\n" in text.rstrip("\n") else pos
-        project.training.extend(read_embedded_configs(
-            text, cm.document.path, line, cm.address, key, base_column=column, parse=parse))
+        part.embedded.extend(read_embedded_configs(
+            text, cm.document.path, line, cm.address, key, base_column=column))

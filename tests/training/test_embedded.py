@@ -50,35 +50,3 @@ def test_embedded_non_config_and_garbage():
     assert read_embedded_configs("", "a.yaml", 5, "ConfigMap/x", "c.yaml") == []
     assert read_embedded_configs(None, "a.yaml", 5, "ConfigMap/x", "c.yaml") == []  # type: ignore[arg-type]
     assert read_embedded_configs("a: b", "a.yaml", "x", "ConfigMap/x", "c.yaml") == []  # type: ignore[arg-type]
-
-
-def test_embedded_texts_parse_through_the_cache_with_the_same_configs(tmp_path, monkeypatch):
-    """model.embedded_cache: the second model build takes each embedded text's
-    documents from the parse cache (valid YAML, JSON and invalid texts alike)
-    and reads the same configs, at the same lines."""
-    from mlcost_lint.cache import ParseCache
-    from mlcost_lint.model.embedded_cache import EmbeddedDocuments
-
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
-    cache = ParseCache(tmp_path / "cache", "test")
-    text = MANIFEST.read_text(encoding="utf-8")
-    doc = parse_yaml(text, "k8s/cm.yaml")[0]
-
-    def read_all(parse):
-        out = []
-        for key, value in doc.data["data"].items():
-            line, col = doc.position(("data", key))
-            out += [(c.address, c.framework, c.loc().line, c.loc().column)
-                    for c in read_embedded_configs(value, "k8s/cm.yaml", line + 1, "ConfigMap/x", key,
-                                                   base_column=col + 2, parse=parse)]
-        return out
-
-    direct = read_all(None)
-    assert len(direct) >= 2
-    assert read_all(EmbeddedDocuments(cache)) == direct
-    texts = len(doc.data["data"])       # YAML, JSON (parsed as JSON: no YAML try) and plain text
-    assert (cache.hits, cache.misses) == (0, texts)
-    assert read_all(EmbeddedDocuments(cache)) == direct
-    assert (cache.hits, cache.misses) == (texts, texts)
-    broken = EmbeddedDocuments(cache)
-    assert broken("a: [", "x.yaml", False) is None and broken("a: [", "x.yaml", False) is None

@@ -291,29 +291,35 @@ def _read(document: Document, key_path: KeyPath) -> TrainingConfig | None:
 
 
 def read_embedded_configs(text: str, path: str, base_line: int, embedded_in: str, embedded_key: str,
-                          base_column: int = 1, parse: Callable[[str, str, bool], list | None] | None = None
-                          ) -> list[TrainingConfig]:
+                          base_column: int = 1) -> list[TrainingConfig]:
     """Training configs held in a ConfigMap data value.
 
     ``base_line`` is the manifest line of the value's first line (for a ``|``
     block scalar, the line after the key); ``base_column`` the column its
     text starts at (the block's indentation + 1), so locations point into
-    the manifest. ``parse`` (text, path, as_json) -> documents or None
-    (model.embedded_cache; default: parse now). Never raises; text that does
-    not parse is no config."""
+    the manifest. Read with the ConfigMap's file (model.build.read_file_model)
+    and cached with it. Never raises; text that does not parse is no config."""
     try:
-        return _read_embedded(text, path, base_line, embedded_in, embedded_key, base_column, parse)
+        return _read_embedded(text, path, base_line, embedded_in, embedded_key, base_column)
     except Exception:
         return []
 
 
-def _read_embedded(text: str, path: str, base_line: int, embedded_in: str, embedded_key: str,
-                   base_column: int, parse: Callable[[str, str, bool], list | None] | None) -> list[TrainingConfig]:
-    from mlcost_lint.model.embedded_cache import parse_text
+def _parse_text(text: str, path: str, as_json: bool) -> list[Document] | None:
+    """The documents of ``text`` in JSON (one) or YAML, None when it is not valid."""
+    from mlcost_lint.parse.yamljson import DocumentError, parse_json, parse_yaml
 
+    try:
+        return [parse_json(text, path)] if as_json else parse_yaml(text, path)
+    except DocumentError:
+        return None
+
+
+def _read_embedded(text: str, path: str, base_line: int, embedded_in: str, embedded_key: str,
+                   base_column: int) -> list[TrainingConfig]:
     if not isinstance(text, str) or not text.strip():
         return []
-    parse = parse or parse_text
+    parse = _parse_text
     line_shift = max(int(base_line), 1) - 1
     col_shift = max(int(base_column), 1) - 1
     documents: list[Document] = []
