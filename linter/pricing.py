@@ -187,12 +187,24 @@ class Pricer:
     def __init__(self, table: PriceTable, discount: float = 0.0) -> None:
         self.table = table
         self.discount = discount
+        # Rows are joined with the catalogue when first priced: a run prices
+        # a few types of one or two clouds, and joining all ~2,500 rows up
+        # front was 50 ms of every run that priced anything.
         self._offers: dict[str, list[_Offer]] = {}
-        self._offer_of: dict[int, _Offer] = {}
-        for row in table.rows:
-            offer = _offer(row)
-            self._offers.setdefault(row.cloud, []).append(offer)
-            self._offer_of[id(row)] = offer
+        self._offer_of: dict[int, _Offer] = {}      # id(row) -> offer; the table keeps its rows alive
+
+    def _offer_for(self, row: PriceRow) -> _Offer:
+        offer = self._offer_of.get(id(row))
+        if offer is None:
+            offer = self._offer_of[id(row)] = _offer(row)
+        return offer
+
+    def _cloud_offers(self, cloud: str) -> list[_Offer]:
+        """Every row of ``cloud`` as an offer, in table order."""
+        offers = self._offers.get(cloud)
+        if offers is None:
+            offers = self._offers[cloud] = [self._offer_for(r) for r in self.table.rows if r.cloud == cloud]
+        return offers
 
     @property
     def price_date(self) -> str | None:
@@ -249,7 +261,7 @@ class Pricer:
                 notes.append("SageMaker bills above the EC2 price used here")
                 at_least = True
             rows = self.table.instance_rows(cloud, name)
-            candidates += [self._offer_of[id(r)] for r in rows]
+            candidates += [self._offer_for(r) for r in rows]
             label = label or shown
         if len(target.types) > 1:
             at_least = True
@@ -265,7 +277,7 @@ class Pricer:
             at_least = at_least or acc_at_least
             label = label2 if not target.types else f"{label} + {label2}"
         if not candidates and not target.types and target.accelerator is None and target.model:
-            offers = [o for o in self._offers.get(cloud, []) if o.model == target.model]
+            offers = [o for o in self._cloud_offers(cloud) if o.model == target.model]
             whole = [o for o in offers if o.instance]
             candidates = whole or offers
             if candidates and not whole:
@@ -311,12 +323,12 @@ class Pricer:
         if entry is not None and entry.is_tpu:
             name = key if key.startswith("tpu-") else f"tpu-{key}"
             rows = self.table.accelerator_rows(name, 1)
-            return [self._offer_of[id(r)] for r in rows], name, False, ""
+            return [self._offer_for(r) for r in rows], name, False, ""
         sky = pairing()["gcp_accelerator_rows"].get(key)
         if sky is None:
             return [], key, False, ""
         rows = self.table.accelerator_rows(sky, count)
-        return ([self._offer_of[id(r)] for r in rows], f"{sky} x{count}", True,
+        return ([self._offer_for(r) for r in rows], f"{sky} x{count}", True,
                 "accelerator only, the host VM is not priced")
 
     # -- the one computation -------------------------------------------------
@@ -533,7 +545,7 @@ def price_rows(table: PriceTable, type_name: str | None, region: str | None) -> 
     from mlcost_lint.prices.table import accelerator_key, type_key
 
     pricer = Pricer(table)
-    offers = [pricer._offer_of[id(r)] for r in table.rows]
+    offers = [pricer._offer_for(r) for r in table.rows]
     if type_name:
         wanted = type_name.strip()
         bare = wanted[3:] if wanted.lower().startswith("ml.") else wanted
