@@ -236,23 +236,19 @@ class CacheWriter:
 
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """What made the cached entries: the parse stage's own code. A change to
-    it (a new field on ParsedFile) must never load entries of the old shape,
+    """What made the cached entries. A change to the code that wrote them
+    (a new field on ParsedFile) must never load entries of the old shape,
     also within one version number (development builds, editable installs,
-    where an old entry raised AttributeError in the model stage). A parse
-    result also carries what the file adds to the model (ParsedFile.model,
-    read by the model readers, which use the catalogues), so every file of
-    the package counts too, by its stat stamp (fingerprint.py)."""
+    where an old entry raised AttributeError in the model stage). That code
+    is the parse stage, the secrets found at parse time (secrets.py,
+    credentials.py), the cleaned message texts kept under this salt
+    (redact.py, cleaned_texts.py) and, since a parse result carries what
+    the file adds to the model (ParsedFile.model), the model readers and
+    the catalogues they use: every file of the package, by its stat stamp
+    (fingerprint.py; a write to a file always moves its stamp)."""
     from mlcost_lint.fingerprint import package_fingerprint
 
-    digest = hashlib.sha256(package_fingerprint().encode())
-    here = Path(__file__).parent
-    # secrets.py / credentials.py: ParsedFile.secrets is found at parse time;
-    # redact.py: cleaned message texts are kept under this salt (cleaned_texts.py).
-    for path in [*sorted((here / "parse").glob("*.py")), here / "secrets.py", here / "credentials.py",
-                 here / "redact.py"]:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
+    return hashlib.sha256(package_fingerprint().encode()).hexdigest()[:16]
 
 
 class ParseCache:

@@ -229,6 +229,14 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
             cache_trees.store(cache, t.cache_key, parsed)
         return parsed
 
+    def take(t: _ParseTask, payload: tuple[bytes, bytes | None] | None) -> ParsedFile:
+        """A worker's result for ``t`` (which the worker wrote to the cache)."""
+        if payload is None:     # too deep to send: parsed here, as with --jobs 1
+            return parse_here(t)
+        if writer is not None and t.cache_key is not None:
+            cache.writes += 1
+        return cache_trees.joined(*payload)
+
     total = sum(len(t.data or b"") for t in tasks)
     if jobs <= 1 or len(tasks) < _PARALLEL_MIN_FILES or total < _PARALLEL_MIN_BYTES:
         return {t.index: parse_here(t) for t in tasks}
@@ -240,9 +248,8 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
     # setups) spawn works, only slower to start.
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     if method == "fork":
-        from mlcost_lint.parse import preload
-
         from mlcost_lint.model.build import preload_readers
+        from mlcost_lint.parse import preload
 
         preload({t.kind for t in tasks})    # inherited by the workers, not imported by each
         preload_readers()
@@ -263,10 +270,7 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
             chunk_of = {future: chunk for chunk, future in futures}
             for future in as_completed(chunk_of):
                 for task, payload in zip(chunk_of[future], future.result()):
-                    # None: too deep to send, parsed here, as with --jobs 1
-                    out[task.index] = parse_here(task) if payload is None else cache_trees.joined(*payload)
-                    if payload is not None and writer is not None and task.cache_key is not None:
-                        cache.writes += 1
+                    out[task.index] = take(task, payload)
                     feed.landed(task.index, out[task.index])
             return out
         # The parent would only wait: it parses the chunks no worker has
@@ -284,12 +288,7 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
             if future.cancelled():
                 continue
             for task, payload in zip(chunk, future.result()):
-                if payload is None:     # too deep to send: parsed here, as with --jobs 1
-                    out[task.index] = parse_here(task)
-                    continue
-                out[task.index] = cache_trees.joined(*payload)
-                if writer is not None and task.cache_key is not None:
-                    cache.writes += 1
+                out[task.index] = take(task, payload)
     return out
 
 
@@ -553,7 +552,6 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
             cache.close()
             return _with_inputs(_from_run_cache(hit, found), found, cache)
     from mlcost_lint.cache_trees import HclTrees
-
     from mlcost_lint.model.build import ProjectBuilder
 
     trees = HclTrees(cache, settings.max_nesting_depth) if cache is not None else None
@@ -561,7 +559,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     builder = ProjectBuilder(
         settings, var_files=var_files, cli_vars=options.cli_vars,
         # asked for when Terraform is evaluated: by then every input's key is final (_read_now)
-        root_cache=(lambda: _root_cache(cache, settings_key, inputs, var_inputs, options)) if cache is not None else None,
+        root_cache=lambda: _root_cache(cache, settings_key, inputs, var_inputs, options) if cache is not None else None,
         hcl_trees=trees)
     # the model is built as files are parsed (_ModelFeed)
     parsed = _parse_inputs(inputs, settings, options, cache, trees, builder)

@@ -137,12 +137,13 @@ def remember_split(text: str, hit: tuple) -> None:
     """Remember ``hit`` (what split_of gave) as ``text``'s split: also a split
     made in a parse worker and cached with the file's model
     (model.build.FileModel.splits), so the parent does not split it again."""
+    if text in _SPLIT_MEMO or len(text) > _SPLIT_MEMO_MAX_CHARS:
+        return
     if _SPLIT_MEMO_CHARS[0] + len(text) > _SPLIT_MEMO_MAX_CHARS:
         _SPLIT_MEMO.clear()
         _SPLIT_MEMO_CHARS[0] = 0
-    if len(text) <= _SPLIT_MEMO_MAX_CHARS and text not in _SPLIT_MEMO:
-        _SPLIT_MEMO[text] = hit
-        _SPLIT_MEMO_CHARS[0] += len(text)
+    _SPLIT_MEMO[text] = hit
+    _SPLIT_MEMO_CHARS[0] += len(text)
 
 
 def _split(text: str, starts: list[int] | None = None,

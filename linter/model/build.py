@@ -67,7 +67,7 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
     (model.terraform.root_cache.RootCache), or None to evaluate all.
     ``hcl_trees``: loads the trees of cached .tf files when a root module is
     evaluated (cache_trees.HclTrees), or None when every tree is loaded."""
-    builder = ProjectBuilder(settings, var_files=var_files, cli_vars=cli_vars, root_cache=root_cache,
+    builder = ProjectBuilder(settings, var_files=var_files, cli_vars=cli_vars, root_cache=lambda: root_cache,
                              hcl_trees=hcl_trees)
     with gc_paused():
         builder.terraform([pf for pf in parsed if pf.kind in TERRAFORM_CANDIDATES])
@@ -98,12 +98,14 @@ class ProjectBuilder:
        come after every file's own.
 
     The calls in this order give the same Project whether the files come
-    all at once (build_project) or as they are parsed. ``root_cache`` may be
-    a function returning the cache, called when Terraform is evaluated.
-    The other arguments are build_project's."""
+    all at once (build_project) or as they are parsed. ``root_cache`` is a
+    function returning build_project's root_cache, called when Terraform is
+    evaluated (a pipeline knows its file keys only then). The other
+    arguments are build_project's."""
 
     def __init__(self, settings: Settings, *, var_files: list[ParsedFile] = (),
-                 cli_vars: dict[str, str] | None = None, root_cache=None, hcl_trees=None) -> None:
+                 cli_vars: dict[str, str] | None = None, root_cache: Callable[[], object] = lambda: None,
+                 hcl_trees=None) -> None:
         self.settings = settings
         self.var_files = list(var_files)
         self.cli_vars = cli_vars or {}
@@ -119,15 +121,13 @@ class ProjectBuilder:
         for pf in candidates:
             if pf.errors or pf.skipped_reason:
                 continue
-            if (pf.kind is FileKind.JSON and pf.slurm is None and pf.documents
-                    and is_plan_json(pf.documents[0].data)):
+            if _is_plan(pf):
                 pf.kind = FileKind.TERRAFORM_PLAN
             if pf.kind in _TERRAFORM_KINDS:
                 self.terraform_files.append(pf)
         if self.terraform_files or self.var_files:
-            root_cache = self.root_cache() if callable(self.root_cache) else self.root_cache
             _build_terraform(self.project, self.terraform_files, self.settings, list(self.var_files),
-                             self.cli_vars, root_cache, self.hcl_trees)
+                             self.cli_vars, self.root_cache(), self.hcl_trees)
         _release_hcl(self.project, candidates)
 
     def add(self, pf: ParsedFile) -> None:
@@ -222,7 +222,7 @@ def read_file_model(pf: ParsedFile) -> FileModel:
     pf.model = part
     if pf.errors or pf.skipped_reason or pf.kind in _TERRAFORM_KINDS:
         return part
-    if pf.kind is FileKind.JSON and pf.slurm is None and pf.documents and is_plan_json(pf.documents[0].data):
+    if _is_plan(pf):
         return part
     if pf.slurm is not None:
         _guarded(pf, 1, "Slurm batch script", lambda: _add_slurm(part, pf))
@@ -255,6 +255,11 @@ def read_file_model(pf: ParsedFile) -> FileModel:
     for cm in part.config_maps:
         _guarded(pf, cm.loc().line, "ConfigMap data", lambda cm=cm: _add_embedded(part, cm))
     return part
+
+
+def _is_plan(pf: ParsedFile) -> bool:
+    """A JSON file holding a Terraform plan (``terraform show -json``)."""
+    return pf.kind is FileKind.JSON and pf.slurm is None and bool(pf.documents) and is_plan_json(pf.documents[0].data)
 
 
 def _keep_splits(part: FileModel) -> None:

@@ -319,15 +319,14 @@ def _read_embedded(text: str, path: str, base_line: int, embedded_in: str, embed
                    base_column: int) -> list[TrainingConfig]:
     if not isinstance(text, str) or not text.strip():
         return []
-    parse = _parse_text
     line_shift = max(int(base_line), 1) - 1
     col_shift = max(int(base_column), 1) - 1
     documents: list[Document] = []
     looks_json = embedded_key.lower().endswith(".json") or text.lstrip().startswith(("{", "["))
     if looks_json:
-        documents = parse(text, path, True) or []
+        documents = _parse_text(text, path, True) or []
     if not documents:
-        documents = parse(text, path, False)
+        documents = _parse_text(text, path, False)
         if documents is None:
             return []
     configs: list[TrainingConfig] = []
