@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from mlcost_lint.config import ConfigError, Settings
 from mlcost_lint.model.project import Project
-from mlcost_lint.rule import Finding, Rule
+from mlcost_lint.rule import Finding, Reports, Rule
 
 
 @functools.cache
@@ -142,8 +142,16 @@ def _subject_path(tb) -> str | None:
 
 
 def run_rules(project: Project, settings: Settings, rules: list[type[Rule]],
-              failures: list[RuleFailure] | None = None) -> list[Finding]:
+              failures: list[RuleFailure] | None = None,
+              report_paths: frozenset[str] | None = None) -> list[Finding]:
+    """Every finding of ``rules``. With ``report_paths`` (the run reports
+    only findings in those files), a rule whose ``reports_in`` none of
+    those files holds is not run: all it finds would be dropped."""
     from mlcost_lint.model.build import gc_paused
+
+    if report_paths is not None:
+        held = reports_held(project, report_paths)
+        rules = [r for r in rules if r.reports_in is None or r.reports_in & held]
 
     # Collection paused as in the model and link stages: the findings and the
     # rules' shared indexes live to the end of the run, and the full
@@ -153,6 +161,30 @@ def run_rules(project: Project, settings: Settings, rules: list[type[Rule]],
     # shared indexes, 8 x and 16 x).
     with gc_paused():
         return _run_rules(project, settings, rules, failures)
+
+
+def reports_held(project: Project, paths: frozenset[str]) -> frozenset[Reports]:
+    """What ``paths`` hold, as Rule.reports_in names it. Errs on the side of
+    more: a Terraform file is CLOUD whatever it declares, and a script
+    (Slurm or shell) or a file with a ConfigMap is WORKLOAD."""
+    from mlcost_lint.parse.document import FileKind
+
+    held: set[Reports] = set()
+    for pf in project.files:
+        if pf.path in paths:
+            if pf.kind.value.startswith("terraform"):
+                held.add(Reports.CLOUD)
+            elif pf.kind in (FileKind.SLURM, FileKind.SHELL):
+                held.add(Reports.WORKLOAD)
+    terraform, kubernetes = project.terraform, project.kubernetes
+    if any(x.location.path in paths for x in (*terraform.resources, *terraform.module_calls)):
+        held.add(Reports.CLOUD)
+    if any(w.location.path in paths for w in (*kubernetes.workloads, *kubernetes.fragments)) \
+            or any(cm.document.path in paths for cm in kubernetes.config_maps):
+        held.add(Reports.WORKLOAD)
+    if any(config.path in paths for config in project.training):
+        held.add(Reports.TRAINING)
+    return frozenset(held)
 
 
 def _run_rules(project: Project, settings: Settings, rules: list[type[Rule]],

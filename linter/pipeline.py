@@ -569,7 +569,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
         parsed.append(holder)
     project = finish_model(builder, parsed, settings)
     failures: list[RuleFailure] = []
-    findings = run_rules(project, settings, selected_rules(settings), failures)
+    findings = run_rules(project, settings, selected_rules(settings), failures, options.report_paths)
     if options.report_paths is not None:
         findings = [f for f in findings if f.location.path in options.report_paths]
     # Money on accelerator findings: one pricing step for every rule (mlcost_lint.pricing).

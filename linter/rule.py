@@ -54,6 +54,17 @@ class Confidence(str, Enum):
         return {"high": "very-high", "medium": "high", "low": "medium"}[self.value]
 
 
+class Reports(str, Enum):
+    """What the files a rule's findings are located in hold (a rule's
+    ``reports_in``). A run that reports only some files (the pre-commit
+    hook: explicit files with the project as context) skips a rule none of
+    whose kinds those files hold: its findings would all be dropped."""
+
+    CLOUD = "cloud"          # cloud resources or module calls: Terraform, ParallelCluster
+    WORKLOAD = "workload"    # workloads: Kubernetes, Slurm, SkyPilot, SageMaker / Azure ML / Vertex AI jobs
+    TRAINING = "training"    # training configs (files of their own or embedded in a ConfigMap)
+
+
 class Category(str, Enum):
     DIAGNOSTICS = "diagnostics"
     ATTRIBUTION = "attribution"
@@ -104,6 +115,10 @@ class Rule:
     off_notice: ClassVar[str] = ""
     # One summary line shown when the rule runs by selection without the setting.
     selected_notice: ClassVar[str] = ""
+    # Where its findings are located (after engine.move_to_callers): every
+    # finding's file holds one of these. None: any file (diagnostics).
+    # tests/test_reports_in.py checks it on the fixtures and the corpus.
+    reports_in: ClassVar[frozenset[Reports] | None] = None
 
     def check(self, project: "Project", settings: "Settings") -> Iterable[Finding]:
         raise NotImplementedError

@@ -4,7 +4,7 @@ from typing import Iterator
 
 from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.rules.attribution.cost_bearing import COST_BEARING, effective_tags
 from mlcost_lint.rules.attribution.tag_keys import OFF_NOTICE, SELECTED_NOTICE, keys_source, missing_keys
 
@@ -67,6 +67,7 @@ class MissingCostTags(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.ATTRIBUTION
+    reports_in = frozenset({Reports.CLOUD})
     summary = "Cost-bearing resource lacks required cost tags"
     fix = "Add the missing keys to tags/labels (or the provider's default_tags/default_labels)."
     enabled_by = "required_tags"

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from mlcost_lint.model.training._values import key_text
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.rules.attribution.tag_keys import (
     OFF_NOTICE, SELECTED_NOTICE, keys_source, missing_keys)
 
@@ -58,6 +58,7 @@ class MissingCostLabels(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.ATTRIBUTION
+    reports_in = frozenset({Reports.WORKLOAD})
     summary = "Workload pod template lacks required cost labels"
     fix = "Add the missing keys to the pod template's metadata.labels."
     enabled_by = "required_tags"

@@ -5,7 +5,7 @@ from mlcost_lint.model.managed import per_node_job
 from typing import Any, Iterator
 
 from mlcost_lint.model.core import UNKNOWN, Related
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.rules.compute.gpu_memory import (
     address_of, container_links, estimate, gpu_name, is_tpu_or_other, launched_ranks, memory_inputs,
     memory_per_gpu, ranked_gpu_resource, sharded, template_label,
@@ -69,6 +69,7 @@ class OversizedGpu(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.COMPUTE
+    reports_in = frozenset({Reports.WORKLOAD, Reports.CLOUD})
     summary = "GPU capacity the workload cannot use"
     fix = "Request as many GPUs as the launcher starts ranks, or a smaller GPU type."
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from mlcost_lint.model.core import UNKNOWN, Related
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.rules.compute.gpu_memory import (
     address_of, estimate, gpu_name, is_tpu_or_other, job_gpus, memory_inputs, memory_per_gpu,
     ranked_gpu_resource, sharded, template_label,
@@ -50,6 +50,7 @@ class PredictedGpuOom(Rule):
     level = Level.WARNING
     confidence = Confidence.MEDIUM
     category = Category.COMPUTE
+    reports_in = frozenset({Reports.WORKLOAD})
     summary = "Estimated training memory per GPU exceeds the GPU's memory"
     fix = "Shard with ZeRO-3/FSDP, use LoRA/QLoRA, or pick a GPU with more memory."
 

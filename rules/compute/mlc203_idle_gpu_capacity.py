@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from mlcost_lint.model.core import UNKNOWN
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.link import capacity_of
 from mlcost_lint.model.capacity import RESERVED
 from mlcost_lint.model.kept_capacity import kept_capacity
@@ -117,6 +117,7 @@ class IdleGpuCapacity(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.COMPUTE
+    reports_in = frozenset({Reports.CLOUD, Reports.WORKLOAD})
     summary = "GPU capacity kept running while no job needs it"
     fix = "Set the GPU pool's minimum size to 0 and let the autoscaler add nodes for jobs."
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from mlcost_lint.model.core import UNKNOWN
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.model.kept_capacity import count_value
 from mlcost_lint.pricing import HELD, LIST, Quantity, Target
 from mlcost_lint.rules.compute.gpu_capacity import (
@@ -127,6 +127,7 @@ class GpuJobWithoutDeadline(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.COMPUTE
+    reports_in = frozenset({Reports.WORKLOAD})
     summary = "GPU batch job has no activeDeadlineSeconds: a hung run holds its GPUs indefinitely"
     fix = "Set activeDeadlineSeconds (runPolicy.activeDeadlineSeconds for Kubeflow) above the expected run time."
 

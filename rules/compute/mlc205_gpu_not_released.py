@@ -6,7 +6,7 @@ import shlex
 from typing import Any, Iterator
 
 from mlcost_lint.model.core import UNKNOWN
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.pricing import ALWAYS_ON, Quantity
 from mlcost_lint.rules.compute.gpu_capacity import (
     first_written,
@@ -203,6 +203,7 @@ class GpuNotReleased(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.COMPUTE
+    reports_in = frozenset({Reports.WORKLOAD, Reports.CLOUD})
     summary = "GPUs are kept after the work ends or while idle"
     fix = "Release GPUs when work ends: shutdownAfterJobFinishes, cleanPodPolicy Running, idle shutdown."
 

@@ -4,7 +4,7 @@ import re
 from typing import Iterator
 
 from mlcost_lint.model.core import UNKNOWN
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.model.kept_capacity import count_value
 from mlcost_lint.rules.compute.gpu_capacity import (
     first_written,
@@ -122,6 +122,7 @@ class UnboundedGpuRetries(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.COMPUTE
+    reports_in = frozenset({Reports.WORKLOAD})
     summary = "Failing GPU job restarts without a sensible bound"
     fix = "Lower backoffLimit, set runPolicy.backoffLimit, or set concurrencyPolicy: Forbid."
 

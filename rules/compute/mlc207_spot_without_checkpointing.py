@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from mlcost_lint.model.core import Related
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.link import capacity_of
 from mlcost_lint.model.capacity import SPOT
 from mlcost_lint.rules.compute.gpu_capacity import DISABLED, EPHEMERAL, checkpoint_storage
@@ -52,6 +52,7 @@ class SpotWithoutCheckpointing(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.COMPUTE
+    reports_in = frozenset({Reports.WORKLOAD})
     summary = "Training job on spot capacity cannot resume after preemption"
     fix = "Save checkpoints to an object store or a persistent volume and resume from them."
 

@@ -5,7 +5,7 @@ from mlcost_lint.model.managed import per_node_job
 from typing import Iterator
 
 from mlcost_lint.model.core import UNKNOWN, Related
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.link import capacity_of
 from mlcost_lint.model.capacity import ON_DEMAND
 from mlcost_lint.pricing import HELD, SPOT_SAVING, Quantity
@@ -71,6 +71,7 @@ class SpotEligibleGpu(Rule):
     level = Level.NOTE
     confidence = Confidence.LOW
     category = Category.COMPUTE
+    reports_in = frozenset({Reports.WORKLOAD})
     summary = "On-demand GPU job checkpoints to durable storage and could use spot capacity"
     fix = "Move the job to a spot/preemptible GPU pool; it already resumes from durable checkpoints."
 

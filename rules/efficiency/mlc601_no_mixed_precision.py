@@ -4,7 +4,7 @@ from typing import Any, Iterator
 
 from mlcost_lint.model.core import UNKNOWN, Related
 from mlcost_lint.model.training import Framework, TrainingConfig
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.rules.efficiency.gpu_training import (
     config_label, config_subject, device_of, partners, raw_value,
 )
@@ -79,6 +79,7 @@ class NoMixedPrecision(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.EFFICIENCY
+    reports_in = frozenset({Reports.TRAINING, Reports.WORKLOAD})
     summary = "GPU training in full fp32 precision"
     fix = "Enable bf16 (fp16 on T4/V100) mixed precision."
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.rules.efficiency.gpu_training import config_subject, device_of
 
 
@@ -48,6 +48,7 @@ class DataloaderStarvation(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.EFFICIENCY
+    reports_in = frozenset({Reports.TRAINING, Reports.WORKLOAD})
     summary = "GPU training loads data in the training process (no workers or unpinned memory)"
     fix = "Set DataLoader workers above 0 (e.g. 4) and keep pin_memory on."
 

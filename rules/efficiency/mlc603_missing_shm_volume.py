@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from mlcost_lint.model.core import UNKNOWN, Related
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.rules.compute.gpu_capacity import template_noun
 
 if TYPE_CHECKING:
@@ -74,6 +74,7 @@ class MissingShmVolume(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.EFFICIENCY
+    reports_in = frozenset({Reports.WORKLOAD})
     summary = "Multi-GPU or multi-worker training pod without a memory-backed /dev/shm"
     fix = "Mount an emptyDir with medium: Memory at /dev/shm in the GPU container."
 

@@ -4,7 +4,7 @@ from typing import Any, Iterator
 
 from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN, Related
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.model.gpu_uses import all_gpu_uses
 
 
@@ -109,6 +109,7 @@ class NoBudgetGuardrail(Rule):
     level = Level.NOTE
     confidence = Confidence.HIGH
     category = Category.GOVERNANCE
+    reports_in = frozenset({Reports.CLOUD})
     summary = "GPU capacity without a budget alert"
     fix = "Add a budget with an alert (aws_budgets_budget, google_billing_budget, azurerm_consumption_budget_*)."
     # Budgets usually live in an account-level repository, not beside the GPUs.

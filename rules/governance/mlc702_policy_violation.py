@@ -8,7 +8,7 @@ from typing import Any, Iterator
 
 from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN, Location, Related
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.model.gpu_uses import gpu_uses
 from mlcost_lint.model.scheduling import pinned_gpu
 
@@ -161,6 +161,7 @@ class PolicyViolation(Rule):
     level = Level.ERROR
     confidence = Confidence.HIGH
     category = Category.GOVERNANCE
+    reports_in = frozenset({Reports.CLOUD, Reports.WORKLOAD})
     summary = "Organisation policy broken: GPU type, GPU count or region"
     fix = "Use an allowed GPU type / region, or fewer GPUs per job."
 

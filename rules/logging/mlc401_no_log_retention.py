@@ -5,7 +5,7 @@ from typing import Any, Iterator
 
 from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.rules.storage.tf_references import root_of
 
 
@@ -86,6 +86,7 @@ class NoLogRetention(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.LOGGING
+    reports_in = frozenset({Reports.CLOUD})
     summary = "Logs kept forever or longer than the configured maximum"
     fix = "Set a retention period (retention_in_days / retention_days) within max-log-retention-days."
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from mlcost_lint.model.training import TrainingConfig
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.rules.efficiency.gpu_training import config_subject, device_of
 
 _DEBUG_LEVELS = frozenset({"debug"})
@@ -44,6 +44,7 @@ class VerboseTrainingLogs(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.LOGGING
+    reports_in = frozenset({Reports.TRAINING, Reports.WORKLOAD})
     summary = "Training logs at debug level or to every tracker"
     fix = "Log at info/warning level, to the trackers you use."
 

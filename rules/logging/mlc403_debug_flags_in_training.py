@@ -7,7 +7,7 @@ from typing import Any, Iterator
 
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.model.training import Framework, Setting, TrainingConfig
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.rules.efficiency.gpu_training import config_label, config_subject, container_device, device_of
 
 
@@ -110,6 +110,7 @@ class DebugFlagsInTraining(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.LOGGING
+    reports_in = frozenset({Reports.TRAINING, Reports.WORKLOAD})
     summary = "Debug switch left on in a training job"
     fix = "Remove debug environment variables, profilers and anomaly detection."
 

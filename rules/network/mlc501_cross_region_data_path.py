@@ -4,7 +4,7 @@ from typing import Iterator
 
 from mlcost_lint.model.core import Related
 from mlcost_lint.model.kubernetes import Workload
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 
 _CLOUD_OF_SCHEME = {"s3": "aws", "gs": "gcp", "azure": "azure"}
 
@@ -47,6 +47,7 @@ class CrossRegionDataPath(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.NETWORK
+    reports_in = frozenset({Reports.TRAINING, Reports.WORKLOAD})
     summary = "Training data or checkpoints in a bucket in another region than the compute"
     fix = "Use a bucket in the compute's region, or run the job where the data is."
 

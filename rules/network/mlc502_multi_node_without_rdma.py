@@ -4,7 +4,7 @@ from typing import Any, Iterator
 
 from mlcost_lint.model.core import UNKNOWN, Related
 from mlcost_lint.model.kubernetes import PodTemplate, Workload
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 
 # Kinds whose several GPU pods form one training job (rules.md MLC502).
 MULTI_POD_KINDS = frozenset({
@@ -180,6 +180,7 @@ class MultiNodeWithoutRdma(Rule):
     level = Level.WARNING
     confidence = Confidence.MEDIUM
     category = Category.NETWORK
+    reports_in = frozenset({Reports.WORKLOAD})
     summary = "Multi-node GPU training on RDMA-capable nodes without RDMA networking"
     fix = "Request the EFA/InfiniBand/GPUDirect devices and enable them on the node group."
 

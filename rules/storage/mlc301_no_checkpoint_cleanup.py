@@ -4,7 +4,7 @@ from typing import Any, Iterator
 
 from mlcost_lint.model.training import Framework, Setting, TrainingConfig
 from mlcost_lint.model.training._values import as_bool
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.rules.efficiency.gpu_training import config_subject
 
 # Frameworks whose retention this rule knows. torchtune (one checkpoint per
@@ -63,6 +63,7 @@ class NoCheckpointCleanup(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.STORAGE
+    reports_in = frozenset({Reports.TRAINING, Reports.WORKLOAD})
     summary = "Checkpoints are saved with no retention limit"
     fix = "Set save_total_limit / save_top_k so that old checkpoints are deleted."
 

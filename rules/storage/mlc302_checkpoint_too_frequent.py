@@ -4,7 +4,7 @@ import math
 from typing import Any, Iterator
 
 from mlcost_lint.model.training import Framework, TrainingConfig
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.rules.efficiency.gpu_training import config_subject
 
 # Frameworks whose checkpoint interval is a step count this rule can read:
@@ -64,6 +64,7 @@ class CheckpointTooFrequent(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.STORAGE
+    reports_in = frozenset({Reports.TRAINING, Reports.WORKLOAD})
     summary = "Checkpoints are written too often"
     fix = "Raise the checkpoint interval (save_steps / every_n_train_steps)."
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from mlcost_lint.model.core import Related
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.rules.storage.buckets import buckets
 
 # What to add, per cloud: the message names the resource the user writes.
@@ -66,6 +66,7 @@ class BucketWithoutLifecycle(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.STORAGE
+    reports_in = frozenset({Reports.CLOUD})
     summary = "Bucket has no lifecycle rule that expires or moves objects"
     fix = "Add a lifecycle rule that expires old objects or moves them to a colder class."
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from mlcost_lint.model.core import Related
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.rules.storage.buckets import buckets
 
 _FIX = {
@@ -66,6 +66,7 @@ class VersioningWithoutExpiry(Rule):
     level = Level.WARNING
     confidence = Confidence.HIGH
     category = Category.STORAGE
+    reports_in = frozenset({Reports.CLOUD})
     summary = "Bucket versioning is on but old versions never expire"
     fix = "Add a lifecycle rule that expires noncurrent versions."
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from mlcost_lint.model.core import Related
-from mlcost_lint.rule import Category, Confidence, Finding, Level, Rule
+from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule
 from mlcost_lint.rules.storage.buckets import buckets
 
 
@@ -47,6 +47,7 @@ class MultipartUploadsKept(Rule):
     level = Level.NOTE
     confidence = Confidence.HIGH
     category = Category.STORAGE
+    reports_in = frozenset({Reports.CLOUD})
     summary = "S3 lifecycle does not abort incomplete multipart uploads"
     fix = "Add abort_incomplete_multipart_upload { days_after_initiation = 7 } to a lifecycle rule."
 
