@@ -292,7 +292,7 @@ def _settings(config_file: str | None, first: Path, select: tuple[str, ...], ext
 def _read_stdin(max_bytes: int) -> "StdinData":
     """Standard input, keeping at most ``max_bytes + 1`` bytes in memory but
     counting all of it, so an oversized stream is refused with its size."""
-    from mlcost_lint.pipeline import StdinData
+    from mlcost_lint.parse_stage import StdinData
 
     kept = bytearray()
     total = 0
@@ -368,7 +368,7 @@ def _any_ours(targets: list[str], settings: Any, options: Any) -> bool:
     from mlcost_lint.discover import discover
     from mlcost_lint.model.build import build_project
     from mlcost_lint.model.read_as import read_as
-    from mlcost_lint.pipeline import parse_all
+    from mlcost_lint.parse_stage import parse_all
 
     found = discover(targets, settings.all_excludes, settings.root)
     if not found.files:
