@@ -328,16 +328,10 @@ class _Run:
     fixed: int = 0
 
 
-def _git_root(start: Path) -> Path | None:
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return None
-
-
 def _scope(targets: list[str], settings: Any, project_root: str | None, no_context: bool,
            options: Any) -> _Scope:
     from mlcost_lint.discover import display_path
+    from mlcost_lint.gitignore import git_root
 
     files_only = all(t != "-" and Path(t).is_file() for t in targets)
     if not files_only:
@@ -354,7 +348,7 @@ def _scope(targets: list[str], settings: Any, project_root: str | None, no_conte
     elif settings.source:
         root = Path(settings.root)
     else:
-        root = _git_root(Path(targets[0]).resolve().parent)
+        root = git_root(Path(targets[0]).resolve().parent)
     if root is None:
         return _Scope(targets, report)
     return _Scope([display_path(root, cwd), *targets], report)

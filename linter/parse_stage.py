@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from mlcost_lint.config import Settings
 from mlcost_lint.discover import STDIN_DISPLAY, SourceFile
+from mlcost_lint.gitignore import git_root
 from mlcost_lint.parse import parse_bytes, sniff_kind
 from mlcost_lint.parse.document import FileKind, ParsedFile, ParseError
 
@@ -283,7 +284,7 @@ def _open_cache(settings: Settings, options: LintOptions, max_bytes: int,
     # Like ruff: beside the config file when there is one, else here.
     base = Path(settings.root) if settings.source else Path()
     roots = {Path(settings.root)} | {Path(p) for p in scan_paths if p != "-"}
-    roots |= {git for git in map(_repository_root, list(roots)) if git is not None}
+    roots |= {git for git in (git_root(p, any_entry=True) for p in roots) if git is not None}
     try:
         return ParseCache(options.cache_dir or base / DEFAULT_DIR,
                           f"depth={settings.max_nesting_depth}|size={max_bytes}", scan_roots=roots,
@@ -291,15 +292,6 @@ def _open_cache(settings: Settings, options: LintOptions, max_bytes: int,
     except CacheUnavailable as exc:
         sys.stderr.write(f"mlcost-lint: running without the parse cache: {escape_controls(str(exc))}\n")
         return None
-
-
-def _repository_root(path: Path) -> Path | None:
-    """The first folder at or above ``path`` holding ``.git``."""
-    here = Path(os.path.abspath(path))
-    for folder in (here, *here.parents):
-        if os.path.lexists(folder / ".git"):
-            return folder
-    return None
 
 
 @dataclass(slots=True)
