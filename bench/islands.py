@@ -63,7 +63,8 @@ class _Components:
 def islands(repo: Path) -> dict:
     from mlcost_lint.config import load_settings
     from mlcost_lint.discover import discover
-    from mlcost_lint.pipeline import LintOptions, build_model, parse_all
+    from mlcost_lint.parse_stage import parse_all
+    from mlcost_lint.pipeline import LintOptions, build_model
 
     here = os.getcwd()
     os.chdir(repo)

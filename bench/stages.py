@@ -36,7 +36,8 @@ def main() -> None:
     from mlcost_lint.config import load_settings
     from mlcost_lint.discover import discover
     from mlcost_lint.engine import selected_rules
-    from mlcost_lint.pipeline import LintOptions, build_model, parse_all
+    from mlcost_lint.parse_stage import parse_all
+    from mlcost_lint.pipeline import LintOptions, build_model
     from mlcost_lint.suppress import apply_suppressions
 
     settings = load_settings(None, Path("."))

@@ -292,7 +292,7 @@ def _settings(config_file: str | None, first: Path, select: tuple[str, ...], ext
 def _read_stdin(max_bytes: int) -> "StdinData":
     """Standard input, keeping at most ``max_bytes + 1`` bytes in memory but
     counting all of it, so an oversized stream is refused with its size."""
-    from mlcost_lint.pipeline import StdinData
+    from mlcost_lint.parse_stage import StdinData
 
     kept = bytearray()
     total = 0
@@ -328,16 +328,10 @@ class _Run:
     fixed: int = 0
 
 
-def _git_root(start: Path) -> Path | None:
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return None
-
-
 def _scope(targets: list[str], settings: Any, project_root: str | None, no_context: bool,
            options: Any) -> _Scope:
     from mlcost_lint.discover import display_path
+    from mlcost_lint.gitignore import git_root
 
     files_only = all(t != "-" and Path(t).is_file() for t in targets)
     if not files_only:
@@ -354,7 +348,7 @@ def _scope(targets: list[str], settings: Any, project_root: str | None, no_conte
     elif settings.source:
         root = Path(settings.root)
     else:
-        root = _git_root(Path(targets[0]).resolve().parent)
+        root = git_root(Path(targets[0]).resolve().parent)
     if root is None:
         return _Scope(targets, report)
     return _Scope([display_path(root, cwd), *targets], report)
@@ -368,7 +362,7 @@ def _any_ours(targets: list[str], settings: Any, options: Any) -> bool:
     from mlcost_lint.discover import discover
     from mlcost_lint.model.build import build_project
     from mlcost_lint.model.read_as import read_as
-    from mlcost_lint.pipeline import parse_all
+    from mlcost_lint.parse_stage import parse_all
 
     found = discover(targets, settings.all_excludes, settings.root)
     if not found.files:

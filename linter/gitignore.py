@@ -194,8 +194,25 @@ class GitIgnore:
         return None if decided is None or decided.negate else decided
 
 
-def git_root(start: Path) -> Path | None:
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
+def git_root(start: Path, *, any_entry: bool = False) -> Path | None:
+    """The first folder at or above ``start`` (made absolute) holding
+    ``.git``: a folder, or the file of a worktree or submodule.
+
+    Two tests, which differ only for a ``.git`` link that leads nowhere
+    (dangling, or a loop) and for a ``.git`` that cannot be looked at
+    (``Path.exists`` raises PermissionError there, ``lexists`` says no):
+    - by default ``.git`` must lead somewhere (``Path.exists``): git itself
+      passes over a dangling ``.git`` link and finds the repository above,
+      so discovery's ignore files (GitIgnore.for_walk) and the project
+      read around explicit files (cli._scope) are the ones git would use;
+    - ``any_entry``: any entry named ``.git`` counts (``os.path.lexists``),
+      for the parse cache's scan roots (parse_stage._open_cache: a key
+      inside one is refused), where one root too many is the safe side.
+      config.find_config stops its search on the same test, and
+      replay._chain repeats it (replay imports no module of ours) so that a
+      replay refuses the same keys and looks in the same folders."""
+    here = Path(os.path.abspath(start))
+    for folder in (here, *here.parents):
+        if os.path.lexists(folder / ".git") if any_entry else (folder / ".git").exists():
             return folder
     return None

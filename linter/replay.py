@@ -181,7 +181,10 @@ def _path_args(argv: list[str]) -> list[str]:
 
 def _chain(path: str) -> list[str]:
     """``path``'s folder (itself when a folder) and every folder above it,
-    up to and including the first holding ``.git``, else to the root."""
+    up to and including the first holding ``.git``, else to the root. The
+    test for ``.git`` is gitignore.git_root's with ``any_entry`` (lexists),
+    as the parse cache's scan roots and config.find_config use it; repeated
+    here because this module imports none of ours (see above)."""
     folder = os.path.abspath(path)
     if not os.path.isdir(folder):
         folder = os.path.dirname(folder)

@@ -153,7 +153,8 @@ def _yaml_project(tmp_path: Path, n: int = 30) -> list:
 
 def test_parallel_parse_equals_serial_and_workers_fill_the_cache(tmp_path: Path, monkeypatch):
     from mlcost_lint.config import Settings
-    from mlcost_lint.pipeline import LintOptions, parse_all
+    from mlcost_lint.parse_stage import parse_all
+    from mlcost_lint.pipeline import LintOptions
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
     files = _yaml_project(tmp_path)
@@ -371,7 +372,7 @@ def test_every_fixture_parse_result_and_model_loads_through_the_cache_unpickler(
     from mlcost_lint import cache_trees
     from mlcost_lint.cache import load_payload
     from mlcost_lint.discover import discover
-    from mlcost_lint.pipeline import _parse_file
+    from mlcost_lint.parse_stage import _parse_file
 
     files = discover([str(ROOT / "fixtures")], [], ROOT / "fixtures").files
     assert len(files) > 300

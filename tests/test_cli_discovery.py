@@ -13,7 +13,7 @@ import pytest
 
 from mlc_testing import run_cli
 
-from mlcost_lint.gitignore import GitIgnore, parse_lines
+from mlcost_lint.gitignore import GitIgnore, git_root, parse_lines
 
 POD = """\
 apiVersion: v1
@@ -132,6 +132,25 @@ def test_an_explicit_but_excluded_file_says_so_in_one_line(tmp_path: Path):
     assert r.err.splitlines() == ["mlcost-lint: generated/pod.yaml (by 'generated/') is excluded by the "
                                   "configuration; not linted (remove it from exclude / extend-exclude to lint it)"]
     assert run_cli("generated/pod.yaml", "-q", "--no-cache", cwd=tmp_path).err == ""
+
+
+def test_a_git_link_to_nothing_is_a_repository_root_only_where_that_is_the_safe_side(tmp_path: Path):
+    """gitignore.git_root: git passes over a ``.git`` link to nothing and
+    finds the repository above, and so does the default (discovery's ignore
+    files, the project read around explicit files); any_entry stops at it
+    (the parse cache's scan roots), as the config search does."""
+    from mlcost_lint.config import load_settings
+
+    outer, inner = tmp_path / "outer", tmp_path / "outer" / "inner"
+    subprocess.run(["git", "init", "-q", str(outer)], check=True)
+    inner.mkdir()
+    (inner / ".git").symlink_to(tmp_path / "nowhere")
+    (outer / ".mlcost-lint.toml").write_text('ignore = ["MLC204"]\n')
+    shown = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=inner, capture_output=True, text=True)
+    assert Path(shown.stdout.strip()).resolve() == outer.resolve()
+    assert git_root(inner) == outer
+    assert git_root(inner, any_entry=True) == inner
+    assert load_settings(None, inner).source is None
 
 
 @pytest.mark.parametrize("section", ["mlcost_lint", "mlcostlint"])

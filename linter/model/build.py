@@ -44,7 +44,7 @@ def _guarded(pf: ParsedFile, line: int, what: str, step: Callable[[], None]) -> 
 def gc_paused() -> Iterator[None]:
     """Cyclic collection paused while a stage builds long-lived objects,
     which are then frozen (``gc.freeze``), as the parse stage does
-    (pipeline._GcPaused, which unfreezes them at the next run's start).
+    (parse_stage._GcPaused, which unfreezes them at the next run's start).
     Every full collection during the model and link stages walked the whole
     growing model and found next to nothing (18 objects in 7 collections on
     the 2,000-file bench repository): 0.71 s there and 3.64 s on 4 copies of
@@ -83,7 +83,7 @@ TERRAFORM_CANDIDATES = frozenset({*_TERRAFORM_KINDS, FileKind.JSON})
 
 class ProjectBuilder:
     """The model stage in three calls, so that it can run while files are
-    still being parsed (pipeline._parse_many feeds it as results arrive):
+    still being parsed (parse_stage._parse_many feeds it as results arrive):
 
     1. ``terraform(files)``: every parsed file whose kind is in
        TERRAFORM_CANDIDATES, in input order. Terraform is evaluated first:

@@ -294,7 +294,8 @@ def base_project(name: str) -> Any:
     if name not in _BASES:
         from mlcost_lint.discover import discover
         from mlcost_lint.model.build import build_project
-        from mlcost_lint.pipeline import LintOptions, parse_all
+        from mlcost_lint.parse_stage import parse_all
+        from mlcost_lint.pipeline import LintOptions
 
         root = FIXTURES / name
         settings = fuzz_settings(root)

@@ -174,12 +174,12 @@ def test_every_format_identical_with_the_file_index(tree: Path, tmp_path: Path, 
 def _parsed_in_parent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Parse workers for any tree (no size threshold); the returned list
     collects the files the parent process parses itself."""
-    from mlcost_lint import pipeline
+    from mlcost_lint import parse_stage
 
-    monkeypatch.setattr(pipeline, "_PARALLEL_MIN_FILES", 1)
-    monkeypatch.setattr(pipeline, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parse_stage, "_PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(parse_stage, "_PARALLEL_MIN_BYTES", 0)
     in_parent: list[str] = []
-    real_parse = pipeline.parse_bytes
+    real_parse = parse_stage.parse_bytes
     parent = os.getpid()
 
     def counting(data, display, *args, **kwargs):
@@ -187,31 +187,31 @@ def _parsed_in_parent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             in_parent.append(display)
         return real_parse(data, display, *args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "parse_bytes", counting)
+    monkeypatch.setattr(parse_stage, "parse_bytes", counting)
     return in_parent
 
 
 def test_model_built_while_workers_parse_is_identical(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """With workers, a lint run builds the model of the files as they
-    arrive (pipeline._ModelFeed): Terraform once every Terraform or JSON
+    arrive (parse_stage._ModelFeed): Terraform once every Terraform or JSON
     file is in, then each file in input order, all before the parse step
     returns; the parent parses nothing itself. The output is the same as
     one process's, with a cache filled that way or without one."""
-    from mlcost_lint import pipeline
+    from mlcost_lint import parse_stage
     from mlcost_lint.model.build import ProjectBuilder
 
     in_parent = _parsed_in_parent(monkeypatch)
 
     calls: list[str] = []
     during_parse: list[str] = []
-    real_many, real_add, real_terraform = pipeline._parse_many, ProjectBuilder.add, ProjectBuilder.terraform
+    real_many, real_add, real_terraform = parse_stage._parse_many, ProjectBuilder.add, ProjectBuilder.terraform
 
     def many(*args, **kwargs):
         out = real_many(*args, **kwargs)
         during_parse.extend(calls)
         return out
 
-    monkeypatch.setattr(pipeline, "_parse_many", many)
+    monkeypatch.setattr(parse_stage, "_parse_many", many)
     monkeypatch.setattr(ProjectBuilder, "add", lambda self, pf: calls.append(pf.path) or real_add(self, pf))
     monkeypatch.setattr(ProjectBuilder, "terraform",
                         lambda self, files: calls.append("<terraform>") or real_terraform(self, files))
@@ -232,7 +232,8 @@ def test_parse_all_with_the_parent_taking_unstarted_chunks_is_identical(tree: Pa
     tests), the parent parses the chunks no worker has started: the parse
     results are those of one process."""
     from mlcost_lint.discover import discover
-    from mlcost_lint.pipeline import LintOptions, parse_all
+    from mlcost_lint.parse_stage import parse_all
+    from mlcost_lint.pipeline import LintOptions
 
     in_parent = _parsed_in_parent(monkeypatch)
     settings = Settings(root=tree)

@@ -23,7 +23,8 @@ from mlc_testing import run_cli
 
 from mlcost_lint.config import Settings, load_settings
 from mlcost_lint.discover import discover
-from mlcost_lint.pipeline import LintOptions, parse_all
+from mlcost_lint.parse_stage import parse_all
+from mlcost_lint.pipeline import LintOptions
 from mlcost_lint.safe_io import NotRegularFile, TooLarge, read_regular
 
 JOB = SENTINEL.decode()

@@ -131,11 +131,11 @@ def test_a_billion_jobs_is_a_usage_error(tmp_path: Path):
 
 def test_jobs_from_the_api_are_capped(tmp_path: Path, monkeypatch):
     """LintOptions(jobs=10**9) must not allocate 4 x 10^9 chunk lists."""
-    import mlcost_lint.pipeline as pipeline
+    import mlcost_lint.parse_stage as parse_stage
 
     seen = []
-    real = pipeline._parse_many
-    monkeypatch.setattr(pipeline, "_parse_many", lambda tasks, jobs, *a, **k: seen.append(jobs) or real(tasks, 1, *a, **k))
+    real = parse_stage._parse_many
+    monkeypatch.setattr(parse_stage, "_parse_many", lambda tasks, jobs, *a, **k: seen.append(jobs) or real(tasks, 1, *a, **k))
     (tmp_path / "job.yaml").write_bytes(SENTINEL)
     lint_tree(tmp_path, jobs=10 ** 9)
     assert seen == [256]

@@ -497,7 +497,8 @@ def test_memoised_name_and_text_checks_answer_like_the_first_time():
 def _evaluated_resources(folder):
     from mlcost_lint.config import load_settings
     from mlcost_lint.discover import discover
-    from mlcost_lint.pipeline import LintOptions, build_model, parse_all
+    from mlcost_lint.parse_stage import parse_all
+    from mlcost_lint.pipeline import LintOptions, build_model
 
     settings = load_settings(None, folder)
     found = discover([str(folder)], settings.exclude, settings.root)

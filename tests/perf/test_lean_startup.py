@@ -126,7 +126,8 @@ def audit(event, args):
 sys.addaudithook(audit)
 from mlcost_lint.config import load_settings
 from mlcost_lint.discover import discover
-from mlcost_lint.pipeline import LintOptions, parse_all
+from mlcost_lint.parse_stage import parse_all
+from mlcost_lint.pipeline import LintOptions
 settings = load_settings(None, Path("."))
 found = discover(["."], settings.exclude, settings.root)
 parsed = parse_all(found.files, settings, LintOptions(use_cache=False, jobs=2))
@@ -151,7 +152,7 @@ def test_forked_parse_workers_import_no_parser_of_their_own(tmp_path: Path):
     if "fork" not in multiprocessing.get_all_start_methods():
         pytest.skip("no fork start method here")
     pad = "#" + "x" * 78 + "\n"
-    for i in range(30):      # enough files and bytes for the parallel path (pipeline._PARALLEL_MIN_*)
+    for i in range(30):      # enough files and bytes for the parallel path (parse_stage._PARALLEL_MIN_*)
         (tmp_path / f"m{i}.tf").write_text(f'resource "aws_s3_bucket" "b{i}" {{\n  bucket = "b-{i}"\n}}\n'
                                            + pad * 60)
         (tmp_path / f"c{i}.yaml").write_text(f"learning_rate: 0.0{i + 1}\nbf16: true\n" + pad * 60)

@@ -13,7 +13,8 @@ from pathlib import Path
 from mlcost_lint.config import Settings
 from mlcost_lint.discover import SourceFile
 from mlcost_lint.parse.document import FileKind
-from mlcost_lint.pipeline import LintOptions, build_model, parse_all
+from mlcost_lint.parse_stage import parse_all
+from mlcost_lint.pipeline import LintOptions, build_model
 
 TF = '''resource "aws_eks_node_group" "gpu" {
   cluster_name   = "ml"

@@ -105,7 +105,7 @@ def test_parse_all_returns_whole_trees_from_the_cache(project: Path):
     """parse_all (bench/stages.py, the CLI's explicit-file check) has no tree
     loader: a cached .tf file comes back with its tree, as parsed."""
     from mlcost_lint.discover import discover
-    from mlcost_lint.pipeline import parse_all
+    from mlcost_lint.parse_stage import parse_all
 
     settings = Settings(root=project)
     files = [f for f in discover(["."], [], project).files if f.display.endswith(".tf")]

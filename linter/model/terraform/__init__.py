@@ -275,7 +275,7 @@ class _Roots:
         # Nothing after the build changes a resource's attrs or tags: their
         # secrets are the same now as when the redact stage would look. Taken
         # now also without a cache: with parse workers this runs while they
-        # parse the rest (pipeline._ModelFeed), not in the redact stage after.
+        # parse the rest (parse_stage._ModelFeed), not in the redact stage after.
         secrets = frozenset().union(*map(resource_secrets, resources))
         _secrets_taken(model, resources, secrets)
         if manifest is None or budget.exhausted or build.budget_reported != reported or dirs & self.prepare_failed:

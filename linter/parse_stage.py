@@ -1,0 +1,468 @@
+"""The parse stage of a lint run: every input read and keyed for the parse
+cache (``_read_all``), taken from the cache where its content was parsed
+before, else parsed, in worker processes when there is enough work
+(``_parse_many``), with the model builder fed each file as it arrives
+(``_ModelFeed``). Also the parse cache itself as a run opens it
+(``_open_cache``), and ``parse_all``, the parse stage alone (bench/, the
+CLI's explicit-file check). The rest of the run is pipeline.py's."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mlcost_lint.config import Settings
+from mlcost_lint.discover import STDIN_DISPLAY, SourceFile
+from mlcost_lint.gitignore import git_root
+from mlcost_lint.parse import parse_bytes, sniff_kind
+from mlcost_lint.parse.document import FileKind, ParsedFile, ParseError
+
+if TYPE_CHECKING:
+    from mlcost_lint.cache import CacheWriter, ParseCache
+    from mlcost_lint.cache_trees import HclTrees
+    from mlcost_lint.file_index import FileIndex
+    from mlcost_lint.model.build import ProjectBuilder
+    from mlcost_lint.pipeline import LintOptions
+
+
+@dataclass(frozen=True, slots=True)
+class StdinData:
+    """Standard input as the CLI read it: the first bytes and the full size."""
+
+    head: bytes
+    size: int
+
+
+# Below this much work a process pool costs more than it saves (start-up
+# and importing the parsers in each worker).
+_PARALLEL_MIN_FILES = 24
+_PARALLEL_MIN_BYTES = 256 * 1024
+# Chunks per worker: enough that one slow chunk does not leave the other
+# workers idle at the end, few enough that per-chunk overhead stays small.
+_CHUNKS_PER_JOB = 4
+# With the model built while the workers parse (_ModelFeed), chunks are
+# runs in input order, not size-balanced bins: more of them, so that the
+# last one to finish is short.
+_FED_CHUNKS_PER_JOB = 8
+# Processes at most, whatever LintOptions.jobs says (the CLI refuses more).
+_MAX_JOBS = 256
+
+
+@dataclass(slots=True)
+class _ParseTask:
+    index: int
+    data: bytes | None      # None: could not be read (error already built)
+    display: str
+    kind: FileKind
+    cache_key: str | None
+
+
+def _too_large(display: str, kind: FileKind, size: int, max_bytes: int) -> ParsedFile:
+    pf = ParsedFile(path=display, kind=kind)
+    pf.errors.append(ParseError(display, 1, 1, (
+        f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.1f} MB limit "
+        "(max-file-size-mb); not parsed")))
+    return pf
+
+
+def _read(sf: SourceFile, max_bytes: int, options: LintOptions) -> tuple[bytes | None, FileKind, ParsedFile | None]:
+    """The file's bytes, or a finished ParsedFile for files that cannot be read."""
+    if sf.display == STDIN_DISPLAY and str(sf.path) == "-":
+        stdin = options.stdin if options.stdin is not None else sys.stdin.buffer.read()
+        data, size = (stdin.head, stdin.size) if isinstance(stdin, StdinData) else (stdin, len(stdin))
+        kind = sniff_kind(data)
+        if size > max_bytes:
+            return None, kind, _too_large(sf.display, kind, size, max_bytes)
+        return data, kind, None
+    from mlcost_lint.safe_io import NotRegularFile, TooLarge, read_regular
+
+    try:
+        # Non-blocking and fstat-checked: a file swapped for a FIFO or device
+        # after discovery must not hang the run (issue 16, item 7).
+        return read_regular(sf.path, max_bytes, follow_links=sf.follow), sf.kind, None
+    except TooLarge as exc:
+        return None, sf.kind, _too_large(sf.display, sf.kind, exc.size, max_bytes)
+    except NotRegularFile:
+        pf = ParsedFile(path=sf.display, kind=sf.kind)
+        pf.errors.append(ParseError(sf.display, 1, 1, "not a regular file (FIFO, device or socket); not read"))
+        return None, sf.kind, pf
+    except FileNotFoundError:
+        return None, sf.kind, ParsedFile(path=sf.display, kind=sf.kind, skipped_reason="file vanished during the scan")
+    except OSError as exc:
+        pf = ParsedFile(path=sf.display, kind=sf.kind)
+        pf.errors.append(ParseError(sf.display, 1, 1, f"cannot read file: {exc.strerror or exc}"))
+        return None, sf.kind, pf
+
+
+def _parse_file(data: bytes, display: str, kind: FileKind, max_depth: int, cached: bool) -> ParsedFile:
+    """Parse one file; when the result is ``cached``, also read what the
+    file adds to the model on its own (model.build.read_file_model), so that
+    the runs that find it in the cache do not read it again. Without a cache
+    that is left to the parent (ProjectBuilder.add), which does it while the
+    workers parse: on 2 CPUs the workers are the busier side (cold on the
+    real corpus, 5 interleaved runs, reading it in the workers was 0.1-0.5 s
+    slower)."""
+    from mlcost_lint.model.build import read_file_model
+
+    parsed = parse_bytes(data, display, kind, max_depth=max_depth)
+    if not cached:
+        return parsed
+    errors = len(parsed.errors)
+    try:
+        read_file_model(parsed)
+    except RecursionError:     # outside the readers' guard: left to ProjectBuilder.add, as before
+        del parsed.errors[errors:]
+        parsed.model = None
+    return parsed
+
+
+def _parse_chunk(tasks: list[tuple[bytes, str, FileKind, str | None]], max_depth: int,
+                 writer: CacheWriter | None) -> list[tuple[bytes, bytes | None] | None]:
+    """Worker side: parse, pickle once, write the cache entries here (so the
+    parent neither pickles nor writes), return the pickles (a .tf file's
+    tree apart: cache_trees.py). A result too deep to pickle (``1 + 1 + ...``
+    with hundreds of terms is a deep expression tree) is None: the parent
+    parses that file itself, so the output is the same whatever ``--jobs``
+    is (issue 16, item 10)."""
+    from mlcost_lint import cache_trees
+
+    out: list[tuple[bytes, bytes | None] | None] = []
+    for data, display, kind, key in tasks:
+        try:
+            payloads = cache_trees.payloads(_parse_file(data, display, kind, max_depth, writer is not None))
+        except RecursionError:
+            out.append(None)
+            continue
+        if writer is not None and key is not None:
+            cache_trees.write(writer, key, payloads)
+        out.append(payloads)
+    return out
+
+
+def _chunks(tasks: list[_ParseTask], n: int) -> list[list[_ParseTask]]:
+    """Split by size so each chunk gets about the same number of bytes
+    (HCL parsing time is roughly linear in size). Largest first within a
+    chunk and chunks in order of load, so the pool starts the long work
+    first."""
+    buckets: list[list[_ParseTask]] = [[] for _ in range(n)]
+    loads = [0] * n
+    for task in sorted(tasks, key=lambda t: (-len(t.data or b""), t.index)):
+        i = loads.index(min(loads))
+        buckets[i].append(task)
+        loads[i] += len(task.data or b"")
+    return [b for b in buckets if b]
+
+
+def _ordered_chunks(tasks: list[_ParseTask], n: int) -> list[list[_ParseTask]]:
+    """Split ``tasks``, in the order given, into about ``n`` runs of about
+    the same number of bytes: the pool hands them out in that order, so the
+    results arrive roughly in it (what _ModelFeed wants)."""
+    total = sum(len(t.data or b"") for t in tasks)
+    share = max(1, total // n)
+    chunks: list[list[_ParseTask]] = [[]]
+    size = 0
+    for task in tasks:
+        if size >= share and chunks[-1]:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(task)
+        size += len(task.data or b"")
+    return chunks
+
+
+def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
+                cache: ParseCache | None = None, feed: "_ModelFeed | None" = None) -> dict[int, ParsedFile]:
+    """Parse ``tasks``, in worker processes when there is enough work.
+    With ``feed``, each result is handed to it as it arrives, and the
+    parent builds the model of what has arrived while the workers parse
+    the rest (it parses nothing itself)."""
+    from mlcost_lint import cache_trees
+
+    def parse_here(t: _ParseTask) -> ParsedFile:
+        parsed = _parse_file(t.data or b"", t.display, t.kind, max_depth, cache is not None)
+        if cache is not None and t.cache_key is not None:
+            cache_trees.store(cache, t.cache_key, parsed)
+        return parsed
+
+    def take(t: _ParseTask, payload: tuple[bytes, bytes | None] | None) -> ParsedFile:
+        """A worker's result for ``t`` (which the worker wrote to the cache)."""
+        if payload is None:     # too deep to send: parsed here, as with --jobs 1
+            return parse_here(t)
+        if writer is not None and t.cache_key is not None:
+            cache.writes += 1
+        return cache_trees.joined(*payload)
+
+    total = sum(len(t.data or b"") for t in tasks)
+    if jobs <= 1 or len(tasks) < _PARALLEL_MIN_FILES or total < _PARALLEL_MIN_BYTES:
+        return {t.index: parse_here(t) for t in tasks}
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork: workers inherit the imported parsers and the grammar (no
+    # re-import per worker). Where it is missing (Windows, some macOS
+    # setups) spawn works, only slower to start.
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    if method == "fork":
+        from mlcost_lint.model.build import preload_readers
+        from mlcost_lint.parse import preload
+
+        preload({t.kind for t in tasks})    # inherited by the workers, not imported by each
+        preload_readers()
+    if feed is not None:
+        chunks = _ordered_chunks(feed.order(tasks), jobs * _FED_CHUNKS_PER_JOB)
+    else:
+        chunks = _chunks(tasks, jobs * _CHUNKS_PER_JOB)
+    writer = cache.writer() if cache is not None else None
+    out = {}
+    with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)),
+                             mp_context=multiprocessing.get_context(method)) as pool:
+        futures = [(chunk, pool.submit(_parse_chunk, [(t.data or b"", t.display, t.kind, t.cache_key)
+                                                      for t in chunk], max_depth, writer))
+                   for chunk in chunks]
+        if feed is not None:
+            from concurrent.futures import as_completed
+
+            chunk_of = {future: chunk for chunk, future in futures}
+            for future in as_completed(chunk_of):
+                for task, payload in zip(chunk_of[future], future.result()):
+                    out[task.index] = take(task, payload)
+                    feed.landed(task.index, out[task.index])
+            return out
+        # The parent would only wait: it parses the chunks no worker has
+        # started yet, smallest first, until the workers reach them. Those
+        # results cross no process boundary (unpickling the workers' results
+        # was 0.22 s of the parent's time in a cold run of the real corpus).
+        # Cold on bench/'s 2,000 files, 3 runs each: 5.35-5.53 s -> 5.22-5.36 s,
+        # peak 320-327 -> 313 MB; one worker fewer used less CPU but more wall.
+        for chunk, future in reversed(futures):
+            if not future.cancel():
+                break
+            for t in chunk:
+                out[t.index] = parse_here(t)
+        for chunk, future in futures:
+            if future.cancelled():
+                continue
+            for task, payload in zip(chunk, future.result()):
+                out[task.index] = take(task, payload)
+    return out
+
+
+class _GcPaused:
+    """Collection paused while parse results are built or loaded, then the
+    results frozen (``gc.freeze``): tens of thousands of small objects that
+    live for the whole run would otherwise be traversed by every later
+    collection. Measured on the synthetic repository (bench/): warm parse
+    3x faster and the model stage about 40% faster. The previous run's
+    frozen objects are unfrozen first, so a process that lints many times
+    (tests, editors) can still collect them."""
+
+    def __enter__(self) -> None:
+        import gc
+
+        self._was_enabled = gc.isenabled()
+        gc.unfreeze()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        import gc
+
+        gc.freeze()
+        if self._was_enabled:
+            gc.enable()
+
+
+def _open_cache(settings: Settings, options: LintOptions, max_bytes: int,
+                scan_paths: list[str]) -> ParseCache | None:
+    """The parse cache, or None with one line on stderr when it cannot be
+    used safely (a link in the cache folder, a key inside the scanned tree)."""
+    from mlcost_lint.cache import DEFAULT_DIR, CacheUnavailable, ParseCache
+    from mlcost_lint.redact import escape_controls
+
+    # Like ruff: beside the config file when there is one, else here.
+    base = Path(settings.root) if settings.source else Path()
+    roots = {Path(settings.root)} | {Path(p) for p in scan_paths if p != "-"}
+    roots |= {git for git in (git_root(p, any_entry=True) for p in roots) if git is not None}
+    try:
+        return ParseCache(options.cache_dir or base / DEFAULT_DIR,
+                          f"depth={settings.max_nesting_depth}|size={max_bytes}", scan_roots=roots,
+                          base=base, max_entry_bytes=16 * max_bytes + (1 << 20))
+    except CacheUnavailable as exc:
+        sys.stderr.write(f"mlcost-lint: running without the parse cache: {escape_controls(str(exc))}\n")
+        return None
+
+
+@dataclass(slots=True)
+class _Input:
+    """One discovered file as read: its bytes and parse-cache key, or the
+    finished ParsedFile of a file that could not be read."""
+
+    source: SourceFile
+    data: bytes | None
+    kind: FileKind
+    key: str | None = None
+    done: ParsedFile | None = None
+    # Not read: the file index (mlcost_lint.file_index) gave its key; the
+    # bytes are read only if something has to be parsed.
+    unread: bool = False
+
+    def run_key_part(self) -> str:
+        if self.key is not None:
+            return self.key
+        if self.done is not None:
+            errors = "|".join(f"{e.line}:{e.column}:{e.message}" for e in self.done.errors)
+            return f"{self.source.display}\0{self.kind.value}\0{self.done.skipped_reason}\0{errors}"
+        return f"{self.source.display}\0{self.kind.value}\0uncached"
+
+
+def _read_all(files: list[SourceFile], max_bytes: int, options: LintOptions,
+              cache: ParseCache | None, index: "FileIndex | None" = None) -> list[_Input]:
+    """Read and key every file; with ``index``, a file whose stat is as the
+    index recorded keeps its key unread."""
+    out = []
+    for sf in files:
+        st = None
+        if index is not None and sf.display != STDIN_DISPLAY:
+            try:
+                st = os.stat(sf.path, follow_symlinks=sf.follow)
+            except OSError:
+                st = None
+            if st is not None and st.st_size <= max_bytes:
+                known = index.lookup(sf.display, st, sf.kind.value)
+                if known is not None:
+                    out.append(_Input(sf, None, sf.kind, known, unread=True))
+                    continue
+        data, kind, done = _read(sf, max_bytes, options)
+        key = None
+        if done is None and cache is not None and sf.display != STDIN_DISPLAY:
+            key = cache.key(data, sf.display, kind.value)
+            if index is not None:
+                index.record(sf.display, st, kind.value, key)
+        out.append(_Input(sf, data, kind, key, done))
+    return out
+
+
+def _read_now(item: _Input, max_bytes: int, options: LintOptions, cache: ParseCache) -> _Input:
+    """An unread input read after all, as _read_all would have read it (its
+    content may have changed since the index recorded it: then so has its key)."""
+    data, kind, done = _read(item.source, max_bytes, options)
+    key = cache.key(data, item.source.display, kind.value) if done is None else None
+    return _Input(item.source, data, kind, key, done)
+
+
+class _ModelFeed:
+    """Hands parsed files to a model.build.ProjectBuilder in the order its
+    calls need, as the files arrive from the parse workers: Terraform once
+    every file it may read has arrived, then each file in input order. The
+    parent so evaluates Terraform and models the first files while the
+    workers parse the rest: cold on the real corpus (2,366 files, 2 CPUs),
+    the model stage had run alone on one CPU after the parse."""
+
+    def __init__(self, builder: "ProjectBuilder", kinds: list[FileKind], results: dict[int, ParsedFile]):
+        from mlcost_lint.model.build import TERRAFORM_CANDIDATES
+
+        self._builder = builder
+        self._candidates = TERRAFORM_CANDIDATES
+        self._results = results
+        self._size = len(kinds)
+        self._terraform_waits = {i for i, kind in enumerate(kinds) if kind in TERRAFORM_CANDIDATES
+                                 and i not in results}
+        self._terraform_done = False
+        self._next = 0
+
+    def order(self, tasks: list[_ParseTask]) -> list[_ParseTask]:
+        """What the workers should parse first: what Terraform waits for."""
+        return sorted(tasks, key=lambda t: (t.kind not in self._candidates, t.index))
+
+    def landed(self, index: int, parsed: ParsedFile) -> None:
+        self._results[index] = parsed
+        self._terraform_waits.discard(index)
+        self.pump()
+
+    def all_landed(self) -> None:
+        """Every file is in (cache hits, one process, or the workers done)."""
+        self._terraform_waits.clear()
+        self.pump()
+
+    def pump(self) -> None:
+        if not self._terraform_done:
+            if self._terraform_waits:
+                return
+            self._terraform_done = True
+            self._builder.terraform([pf for i in range(self._size) if (pf := self._results.get(i)) is not None
+                                     and pf.kind in self._candidates])
+        while self._next < self._size and self._next in self._results:
+            self._builder.add(self._results[self._next])
+            self._next += 1
+
+
+def _parse_inputs(inputs: list[_Input], settings: Settings, options: LintOptions,
+                  cache: ParseCache | None, trees: "HclTrees | None" = None,
+                  builder: "ProjectBuilder | None" = None) -> list[ParsedFile]:
+    """``trees``: where a cached .tf file's tree is loaded from when a root
+    module needs it (cache_trees.py); without it, trees are loaded now.
+    ``builder``: given every parsed file (ProjectBuilder.terraform and
+    .add), while the rest are parsed when there are parse workers."""
+    with _GcPaused():
+        results: dict[int, ParsedFile] = {}
+        todo: list[_ParseTask] = []
+        # what becomes of a cached .tf file's tree (cache_trees.py): loaded when a root needs it, or now
+        if trees is not None:
+            take_tree = trees.add
+        elif cache is not None:
+            from mlcost_lint.cache_trees import HclTrees
+
+            take_tree = HclTrees(cache, settings.max_nesting_depth).load_now
+        max_bytes = int(settings.max_file_size_mb * 1_000_000)
+        for i, item in enumerate(inputs):
+            if item.done is not None:
+                results[i] = item.done
+                continue
+            if cache is not None and item.key is not None:
+                hit = cache.get(item.key)
+                if isinstance(hit, ParsedFile):
+                    if hit.hcl_outline is not None and hit.hcl is None:
+                        # the bytes are only needed if the tree's own entry is gone
+                        take_tree(hit, item.key, item.data if not item.unread else
+                                  _reader(item.source, max_bytes, options))
+                    results[i] = hit
+                    continue
+            if item.unread and cache is not None:
+                item = inputs[i] = _read_now(item, max_bytes, options, cache)
+                if item.done is not None:
+                    results[i] = item.done
+                    continue
+                hit = cache.get(item.key) if item.key is not None else None
+                if isinstance(hit, ParsedFile):
+                    if hit.hcl_outline is not None and hit.hcl is None:
+                        take_tree(hit, item.key, item.data)
+                    results[i] = hit
+                    continue
+            todo.append(_ParseTask(i, item.data, item.source.display, item.kind, item.key))
+        jobs = min(options.jobs or os.cpu_count() or 1, _MAX_JOBS)
+        feed = _ModelFeed(builder, [item.kind for item in inputs], results) if builder is not None else None
+        results.update(_parse_many(todo, jobs, settings.max_nesting_depth, cache, feed))
+        if feed is not None:
+            feed.all_landed()   # what arrived at once (cache hits, one process)
+    return [results[i] for i in range(len(inputs))]
+
+
+def _reader(sf: SourceFile, max_bytes: int, options: LintOptions):
+    def read() -> bytes:
+        return _read(sf, max_bytes, options)[0] or b""
+    return read
+
+
+def parse_all(files: list[SourceFile], settings: Settings, options: LintOptions,
+              scan_paths: list[str] = ()) -> list[ParsedFile]:
+    """Parse every file, from the cache where its content was parsed before,
+    in worker processes when there is enough work. Order is the input order."""
+    max_bytes = int(settings.max_file_size_mb * 1_000_000)
+    cache = _open_cache(settings, options, max_bytes, scan_paths) if options.use_cache else None
+    parsed = _parse_inputs(_read_all(files, max_bytes, options, cache), settings, options, cache)
+    if cache is not None:
+        cache.prune()
+        cache.close()
+    return parsed
