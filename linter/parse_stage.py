@@ -441,12 +441,17 @@ def _parse_inputs(inputs: list[_Input], settings: Settings, options: LintOptions
                     results[i] = hit
                     continue
             todo.append(_ParseTask(i, item.data, item.source.display, item.kind, item.key))
-        jobs = min(options.jobs or os.cpu_count() or 1, _MAX_JOBS)
+        jobs = parse_jobs(options)
         feed = _ModelFeed(builder, [item.kind for item in inputs], results) if builder is not None else None
         results.update(_parse_many(todo, jobs, settings.max_nesting_depth, cache, feed))
         if feed is not None:
             feed.all_landed()   # what arrived at once (cache hits, one process)
     return [results[i] for i in range(len(inputs))]
+
+
+def parse_jobs(options: "LintOptions") -> int:
+    """Processes a run may use (--jobs, default the CPU count)."""
+    return min(options.jobs or os.cpu_count() or 1, _MAX_JOBS)
 
 
 def _reader(sf: SourceFile, max_bytes: int, options: LintOptions):

@@ -14,7 +14,7 @@ from mlcost_lint.discover import Discovery, SourceFile, discover
 from mlcost_lint.engine import RuleFailure, run_rules, selected_rules
 from mlcost_lint.model.project import Project
 from mlcost_lint.parse.document import FileKind, ParsedFile
-from mlcost_lint.parse_stage import _GcPaused, _open_cache, _parse_inputs, _read_all
+from mlcost_lint.parse_stage import _GcPaused, _open_cache, _parse_inputs, _read_all, parse_jobs
 from mlcost_lint.rule import Finding
 from mlcost_lint.suppress import SuppressionResult, apply_suppressions
 
@@ -111,7 +111,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
         settings, var_files=var_files, cli_vars=options.cli_vars,
         # asked for when Terraform is evaluated: by then every input's key is final (_read_now)
         root_cache=lambda: _root_cache(cache, settings_key, inputs, var_inputs, options) if cache is not None else None,
-        hcl_trees=trees)
+        hcl_trees=trees, jobs=parse_jobs(options))
     # the model is built as files are parsed (_ModelFeed)
     parsed = _parse_inputs(inputs, settings, options, cache, trees, builder)
     # Discovery problems (unreadable folders, missing paths) are reported like parse errors.

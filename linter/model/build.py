@@ -100,13 +100,16 @@ class ProjectBuilder:
     The calls in this order give the same Project whether the files come
     all at once (build_project) or as they are parsed. ``root_cache`` is a
     function returning build_project's root_cache, called when Terraform is
-    evaluated (a pipeline knows its file keys only then). The other
-    arguments are build_project's."""
+    evaluated (a pipeline knows its file keys only then). ``jobs``: the
+    processes Terraform roots the root cache misses may be evaluated in
+    (model.terraform._Roots.prefetch). The other arguments are
+    build_project's."""
 
     def __init__(self, settings: Settings, *, var_files: list[ParsedFile] = (),
                  cli_vars: dict[str, str] | None = None, root_cache: Callable[[], object] = lambda: None,
-                 hcl_trees=None) -> None:
+                 hcl_trees=None, jobs: int = 1) -> None:
         self.settings = settings
+        self.jobs = jobs
         self.var_files = list(var_files)
         self.cli_vars = cli_vars or {}
         self.root_cache = root_cache
@@ -127,7 +130,7 @@ class ProjectBuilder:
                 self.terraform_files.append(pf)
         if self.terraform_files or self.var_files:
             _build_terraform(self.project, self.terraform_files, self.settings, list(self.var_files),
-                             self.cli_vars, self.root_cache(), self.hcl_trees)
+                             self.cli_vars, self.root_cache(), self.hcl_trees, self.jobs)
         _release_hcl(self.project, candidates)
 
     def add(self, pf: ParsedFile) -> None:
@@ -298,12 +301,12 @@ def _release_hcl(project: Project, parsed: list[ParsedFile]) -> None:
 
 def _build_terraform(project: Project, files: list[ParsedFile], settings: Settings,
                      var_files: list[ParsedFile], cli_vars: dict[str, str], root_cache,
-                     hcl_trees=None) -> None:
+                     hcl_trees=None, jobs: int = 1) -> None:
     from mlcost_lint.model.terraform import build_terraform
 
     try:
         project.terraform = build_terraform(files, settings, var_files=var_files, cli_vars=cli_vars,
-                                            root_cache=root_cache, trees=hcl_trees)
+                                            root_cache=root_cache, trees=hcl_trees, jobs=jobs)
     except RecursionError:
         files[0].errors.append(ParseError(files[0].path, 1, 1, "Terraform: nesting too deep to evaluate"))
     except Exception as exc:  # noqa: BLE001 - see the module docstring

@@ -41,12 +41,13 @@ def _is_auto_vars(name: str) -> bool:
 
 def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
                     cli_vars: dict[str, str] | None = None, root_cache: Any = None,
-                    trees: Any = None) -> TerraformModel:
+                    trees: Any = None, jobs: int = 1) -> TerraformModel:
     """``root_cache``: a :class:`root_cache.RootCache` to take unchanged
     root modules' evaluations from (and store the others in), or None.
     ``trees``: loads the tree of a .tf file that came from the parse cache
     with only its outline (ParsedFile.hcl_outline); called only when some
-    root module has to be evaluated."""
+    root module has to be evaluated. ``jobs``: processes the roots the
+    cache does not hold may be evaluated in (_Roots.prefetch)."""
     from mlcost_lint.model.terraform.builder import Build, ModuleSource
     from mlcost_lint.model.terraform.evaluator import Budget
     from mlcost_lint.model.terraform.plan import load_plan
@@ -112,6 +113,8 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
     if root_cache is not None:
         root_cache.dir_files = dir_files
     run = _Roots(build, called, tfvars_by_dir, extra_vars, cli_vars or {}, root_cache, trees)
+    if root_cache is not None and jobs > 1:
+        run.prefetch(roots, jobs)
     for d in roots:
         run.root(d)
     run.finish()
@@ -196,8 +199,93 @@ class _Roots:
         self.diagnostics_start = len(build.model.diagnostics)
         self.prepared: set[str] = set()
         self.prepare_failed: set[str] = set()
+        # root dir -> what the cache held for it, looked up by prefetch()
+        self.looked_up: dict[str, Any] = {}
         # a module call reaching a source no root's static reach named (see root())
         build.prepare = self._prepare
+
+    def _manifest(self, d: str) -> str | None:
+        auto_vars = self.tfvars_by_dir.get(d, [])
+        return self.cache.manifest_key(d, sorted(path for _, _, path in auto_vars))
+
+    def prefetch(self, roots: list[str], jobs: int) -> None:
+        """Look every root up now, and when the roots that miss read at
+        least _PREFETCH_MIN_FILES files between them and those files' trees
+        are still in the parse cache (a run after a change), evaluate them
+        in up to ``jobs`` forked workers, which store them in the root cache.
+        root() then replays them as it replays any cached root, budget
+        check included, and evaluates itself whatever a worker did not
+        store, so the model is the one a serial run builds. A run after an
+        edit to a module every root calls evaluates every root again: on
+        2 CPUs the second one was idle."""
+        cache = self.cache
+        todo = []
+        for d in roots:
+            manifest = self._manifest(d)
+            found = cache.lookup(manifest) if manifest is not None else None
+            self.looked_up[d] = found
+            if found is None and manifest is not None:
+                todo.append(d)
+        if len(todo) < 2 or self._files_read(todo) < _PREFETCH_MIN_FILES or not self._trees_on_disk(todo):
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        if "fork" not in multiprocessing.get_all_start_methods():
+            return  # workers must inherit the sources and the cache as they are
+        global _PREFETCHING
+        _PREFETCHING = self
+        stored = 0
+        try:
+            with ProcessPoolExecutor(max_workers=min(jobs, len(todo)),
+                                     mp_context=multiprocessing.get_context("fork")) as pool:
+                stored = sum(pool.map(_prefetch_root, todo))
+        except Exception:  # noqa: BLE001 - a refused fork or a dead worker: root() evaluates them here
+            pass
+        finally:
+            _PREFETCHING = None
+        cache.cache.writes += stored
+        for d in todo:
+            self.looked_up[d] = cache.fetch(self._manifest(d))
+
+    def _files_read(self, todo: list[str]) -> int:
+        """Files the evaluation of ``todo`` reads, counted once per root
+        that reads them: how much work a worker would take on."""
+        dir_files = self.cache.dir_files
+        return sum(len(dir_files.get(x, ())) for d in todo for x in _reachable([d], self.called))
+
+    def _trees_on_disk(self, todo: list[str]) -> bool:
+        """Whether most files of the sources ``todo`` reach have their tree
+        still in the parse cache (a run after a change: the changed files
+        are parsed, the rest come from the cache). A worker then loads those
+        trees itself; a tree this process holds is copied page by page into
+        each worker that reads it (in a cold run, with every tree here, that
+        made each root cost about 55% more CPU in a worker: bench/README.md,
+        4 December)."""
+        from mlcost_lint.parse.document import ParsedFile
+
+        reached = _reachable(todo, self.called)
+        items = [item for d in reached for item in self.build.sources[d].pending]
+        on_disk = sum(isinstance(item, ParsedFile) for item in items)
+        return on_disk * 2 > len(items)
+
+    def evaluate_alone(self, d: str) -> int:
+        """Worker side of prefetch(): evaluate root ``d`` with a build of
+        its own (a fresh budget: a cached evaluation is charged its steps
+        when replayed) and store it; the number of cache entries written."""
+        from mlcost_lint.model.terraform.builder import Build
+        from mlcost_lint.model.terraform.evaluator import Budget
+
+        build = self.build
+        self.build = Build(build.sources, Budget(build.budget.limit), TerraformModel(), {})
+        self.build.prepare = self._prepare
+        self.looked_up[d] = None
+        writes = self.cache.cache.writes
+        try:
+            self.root(d)
+        finally:
+            self.build = build
+        return self.cache.cache.writes - writes
 
     def _prepare(self, src: Any) -> None:
         """Prepare one module source (once): its trees, loaded now for the
@@ -241,8 +329,11 @@ class _Roots:
         build, cache = self.build, self.cache
         model, budget = build.model, build.budget
         auto_vars = self.tfvars_by_dir.get(d, [])
-        manifest = cache.manifest_key(d, sorted(path for _, _, path in auto_vars)) if cache is not None else None
-        cached = cache.lookup(manifest) if manifest is not None else None
+        manifest = self._manifest(d) if cache is not None else None
+        if d in self.looked_up:
+            cached = self.looked_up.pop(d)
+        else:
+            cached = cache.lookup(manifest) if manifest is not None else None
         if cached is not None and not budget.exhausted and budget.steps + cached.steps <= budget.limit:
             budget.steps += cached.steps
             model.resources.extend(cached.resources)
@@ -286,6 +377,27 @@ class _Roots:
             provider_keys=[(c.location, c.module_calls) for c in providers],
             module_calls=model.module_calls[marks[2]:], diagnostics=model.diagnostics[marks[3]:],
             steps=budget.steps - steps))
+
+
+# Roots that read fewer files than this between them are evaluated here:
+# starting the workers cost about 50 ms more than evaluating 6 small roots
+# in a run after a change on the real corpus, and a root evaluates at about
+# 1 ms per file it reads on bench/'s 2,000-file tree, half of it saved with
+# two workers.
+_PREFETCH_MIN_FILES = 100
+# The _Roots whose missing roots forked prefetch workers evaluate (set around the fork).
+_PREFETCHING: _Roots | None = None
+
+
+def _prefetch_root(d: str) -> int:
+    """One prefetch task, in a forked worker: evaluate and store root ``d``."""
+    run = _PREFETCHING
+    if run is None:
+        return 0
+    try:
+        return run.evaluate_alone(d)
+    except Exception:  # noqa: BLE001 - not stored: the parent evaluates it
+        return 0
 
 
 def _secrets_taken(model: TerraformModel, resources: list, secrets: frozenset) -> None:

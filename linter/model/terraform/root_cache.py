@@ -104,19 +104,24 @@ class RootCache:
         return self._digest(ENTRY_PREFIX, parts)
 
     def lookup(self, manifest_key: str | None) -> RootEvaluation | None:
+        entry = self.fetch(manifest_key)
+        if manifest_key is not None:
+            if entry is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        return entry
+
+    def fetch(self, manifest_key: str | None) -> RootEvaluation | None:
+        """:meth:`lookup` without counting."""
         if manifest_key is None:
             return None
         manifest = self.cache.get(manifest_key)
         if not isinstance(manifest, RootManifest) or not all(isinstance(d, str) for d in manifest.dirs):
-            self.misses += 1
             return None
         key = self.entry_key(manifest_key, manifest.dirs)
         entry = self.cache.get(key) if key is not None else None
-        if not isinstance(entry, RootEvaluation):
-            self.misses += 1
-            return None
-        self.hits += 1
-        return entry
+        return entry if isinstance(entry, RootEvaluation) else None
 
     def store(self, manifest_key: str | None, dirs: Iterable[str], evaluation: RootEvaluation) -> None:
         if manifest_key is None:
