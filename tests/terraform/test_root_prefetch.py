@@ -114,3 +114,19 @@ def test_a_worker_that_fails_leaves_the_root_to_this_process(project: Path, runs
     monkeypatch.setattr(_Roots, "evaluate_alone", broken)
     assert _findings(project) == expected
     assert runs[-1][1] == len(SIZES)
+
+
+def test_no_fork_beside_another_thread(project: Path, runs: list):
+    import threading
+
+    _findings(project)
+    (project / "modules/pool/main.tf").write_text(POOL.replace('"ckpt"', '"c5"'))
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        _findings(project)
+    finally:
+        stop.set()
+        other.join()
+    assert runs[-1][1] == len(SIZES)

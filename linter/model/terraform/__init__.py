@@ -228,6 +228,10 @@ class _Roots:
                 todo.append(d)
         if len(todo) < 2 or self._files_read(todo) < _PREFETCH_MIN_FILES or not self._trees_on_disk(todo):
             return
+        import threading
+
+        if threading.active_count() > 1:
+            return  # never fork beside another thread (a parse pool's manager): it may hold a lock
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
