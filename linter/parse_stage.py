@@ -370,6 +370,7 @@ class _ModelFeed:
         self._terraform_waits = {i for i, kind in enumerate(kinds) if kind in TERRAFORM_CANDIDATES
                                  and i not in results}
         self._terraform_done = False
+        self._all_in = False
         self._next = 0
 
     def order(self, tasks: list[_ParseTask]) -> list[_ParseTask]:
@@ -384,15 +385,21 @@ class _ModelFeed:
     def all_landed(self) -> None:
         """Every file is in (cache hits, one process, or the workers done)."""
         self._terraform_waits.clear()
+        self._all_in = True
         self.pump()
 
     def pump(self) -> None:
         if not self._terraform_done:
             if self._terraform_waits:
                 return
+            candidates = [pf for i in range(self._size) if (pf := self._results.get(i)) is not None
+                          and pf.kind in self._candidates]
+            # Roots forked workers may evaluate (a run after a change) wait
+            # until the parse workers are done: never a fork beside their pool.
+            if not self._all_in and self._builder.may_fork_for_terraform(candidates):
+                return
             self._terraform_done = True
-            self._builder.terraform([pf for i in range(self._size) if (pf := self._results.get(i)) is not None
-                                     and pf.kind in self._candidates])
+            self._builder.terraform(candidates)
         while self._next < self._size and self._next in self._results:
             self._builder.add(self._results[self._next])
             self._next += 1

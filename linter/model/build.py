@@ -133,6 +133,15 @@ class ProjectBuilder:
                              self.cli_vars, self.root_cache(), self.hcl_trees, self.jobs)
         _release_hcl(self.project, candidates)
 
+    def may_fork_for_terraform(self, candidates: list[ParsedFile]) -> bool:
+        """Whether terraform(candidates) may evaluate roots in forked workers
+        (model.terraform._Roots.prefetch: a root cache, more than one job,
+        most .tf trees still in the parse cache)."""
+        if self.jobs <= 1 or self.hcl_trees is None:
+            return False
+        tf = [pf for pf in candidates if pf.kind is FileKind.TERRAFORM]
+        return sum(pf.hcl is None and pf.hcl_outline is not None for pf in tf) * 2 > len(tf)
+
     def add(self, pf: ParsedFile) -> None:
         if pf.kind in _TERRAFORM_KINDS:
             return

@@ -130,3 +130,22 @@ def test_no_fork_beside_another_thread(project: Path, runs: list):
         stop.set()
         other.join()
     assert runs[-1][1] == len(SIZES)
+
+
+def test_terraform_waits_for_the_parse_workers_then_prefetches(project: Path, runs: list):
+    # enough changed files for a parse pool (parse_stage._parallel): Terraform,
+    # whose roots workers will evaluate, starts only once that pool is gone
+    from mlcost_lint import parse_stage
+
+    padding = "# " + "x" * 78 + "\n"
+    names = [f"configs/c{i}.yaml" for i in range(parse_stage._PARALLEL_MIN_FILES + 6)]
+    for n, name in enumerate(names):
+        (project / name).parent.mkdir(exist_ok=True)
+        (project / name).write_text(f"learning_rate: 0.{n + 1}\n" + padding * 150)
+    _findings(project)
+    (project / "modules/pool/main.tf").write_text(POOL.replace('"ckpt"', '"c6"'))
+    for n, name in enumerate(names):
+        (project / name).write_text(f"learning_rate: 0.{n + 2}\n" + padding * 150)
+    after = _findings(project)
+    assert runs[-1][1] == 0
+    assert after == _findings(project, use_cache=False)
