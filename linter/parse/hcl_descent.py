@@ -439,6 +439,15 @@ class _Parser:
     def string(self):
         t = self.t
         open_tok = self.expect('"')
+        # Most strings are one run of literal characters (or none): the
+        # Literal _finish_template would build, without the parts list.
+        tok = t[self.i]
+        if tok[0] == "s" and t[self.i + 1][0] == '"e':
+            self.i += 2
+            return Literal(_unescape(tok[1]), open_tok[2], open_tok[3])
+        if tok[0] == '"e':
+            self.i += 1
+            return Literal("", open_tok[2], open_tok[3])
         parts: list = []
         while True:
             tok = t[self.i]

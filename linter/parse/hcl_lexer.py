@@ -42,6 +42,8 @@ _INT = re.compile(r"[0-9]+")
 _STRING_CHARS = re.compile(r'(?:[^"\\$%]|\\.|\$(?!\$?\{)|%(?!%?\{))+')
 _ESCAPED = re.compile(r"(?:\$\$|%%)\{[^}]*\}")
 _SPACE = re.compile(r"[ \t\r]*")
+# The rest of a string with no escape, interpolation, directive or newline, and its closing quote.
+_SIMPLE_STRING = re.compile(r'([^"\\$%\n]*)"')
 
 # Tokens after which a `{` opens a block body (hcl_grammar._BLOCK_HEADER_ENDS).
 _HEADER_ENDS = frozenset({"w", '"', '"e'})
@@ -76,6 +78,7 @@ def tokenize(text: str, line: int = 1, column: int = 1) -> list:
     brace_pending = False
     held: list = []
     code_match = _CODE.match
+    simple_match = _SIMPLE_STRING.match
     in_string = False
     while pos < n:
         if in_string:
@@ -151,8 +154,26 @@ def tokenize(text: str, line: int = 1, column: int = 1) -> list:
                         in_string = True
             elif group == 6:
                 tok = ('"', '"', line, col, line, start)
-                modes.append("s")
-                in_string = True
+                simple = simple_match(text, pos)
+                if simple is None:
+                    modes.append("s")
+                    in_string = True
+                else:
+                    # "text" without escapes, interpolation or a newline (most
+                    # strings): its three tokens at once, as string mode makes them
+                    if brace_pending:
+                        brace_pending = False
+                        toks.extend(held)
+                        held.clear()
+                    append(tok)
+                    value = simple.group(1)
+                    if value:
+                        append(("s", value, line, col + 1, line, pos))
+                    end = simple.end() - 1
+                    previous = '"e'
+                    append(('"e', '"', line, end - line_start + 1, line, end))
+                    pos = end + 1
+                    continue
             elif group == 4:
                 trim = value[2] == "-"
                 mark = value[3 if trim else 2:].rstrip("\r\n")
