@@ -140,7 +140,12 @@ class ProjectBuilder:
         if self.jobs <= 1 or self.hcl_trees is None:
             return False
         tf = [pf for pf in candidates if pf.kind is FileKind.TERRAFORM]
-        return sum(pf.hcl is None and pf.hcl_outline is not None for pf in tf) * 2 > len(tf)
+        if sum(pf.hcl is None and pf.hcl_outline is not None for pf in tf) * 2 <= len(tf):
+            return False
+        import multiprocessing
+
+        # prefetch forks or does nothing (Windows): without fork, no reason to wait
+        return "fork" in multiprocessing.get_all_start_methods()
 
     def add(self, pf: ParsedFile) -> None:
         if pf.kind in _TERRAFORM_KINDS:
