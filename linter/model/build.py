@@ -135,17 +135,12 @@ class ProjectBuilder:
 
     def may_fork_for_terraform(self, candidates: list[ParsedFile]) -> bool:
         """Whether terraform(candidates) may evaluate roots in forked workers
-        (model.terraform._Roots.prefetch: a root cache, more than one job,
-        most .tf trees still in the parse cache)."""
-        if self.jobs <= 1 or self.hcl_trees is None:
+        (a cache, whose trees come with hcl_trees; model.terraform.may_prefetch)."""
+        if self.hcl_trees is None:
             return False
-        tf = [pf for pf in candidates if pf.kind is FileKind.TERRAFORM]
-        if sum(pf.hcl is None and pf.hcl_outline is not None for pf in tf) * 2 <= len(tf):
-            return False
-        import multiprocessing
+        from mlcost_lint.model.terraform import may_prefetch
 
-        # prefetch forks or does nothing (Windows): without fork, no reason to wait
-        return "fork" in multiprocessing.get_all_start_methods()
+        return may_prefetch(candidates, self.jobs)
 
     def add(self, pf: ParsedFile) -> None:
         if pf.kind in _TERRAFORM_KINDS:

@@ -219,24 +219,25 @@ class _Roots:
         edit to a module every root calls evaluates every root again: on
         2 CPUs the second one was idle."""
         cache = self.cache
-        todo = []
+        manifests = {}      # root dir -> manifest key, of the roots the cache misses
         for d in roots:
             manifest = self._manifest(d)
             found = cache.lookup(manifest) if manifest is not None else None
             self.looked_up[d] = found
             if found is None and manifest is not None:
-                todo.append(d)
+                manifests[d] = manifest
+        todo = list(manifests)
         if len(todo) < 2 or self._files_read(todo) < _PREFETCH_MIN_FILES or not self._trees_on_disk(todo):
             return
         import threading
 
         if threading.active_count() > 1:
             return  # never fork beside another thread (a parse pool's manager): it may hold a lock
+        if not _can_fork():
+            return  # workers must inherit the sources and the cache as they are
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        if "fork" not in multiprocessing.get_all_start_methods():
-            return  # workers must inherit the sources and the cache as they are
         global _PREFETCHING
         _PREFETCHING = self
         stored = 0
@@ -249,8 +250,8 @@ class _Roots:
         finally:
             _PREFETCHING = None
         cache.cache.writes += stored
-        for d in todo:
-            self.looked_up[d] = cache.fetch(self._manifest(d))
+        for d, manifest in manifests.items():
+            self.looked_up[d] = cache.fetch(manifest)
 
     def _files_read(self, todo: list[str]) -> int:
         """Files the evaluation of ``todo`` reads, counted once per root
@@ -270,8 +271,7 @@ class _Roots:
 
         reached = _reachable(todo, self.called)
         items = [item for d in reached for item in self.build.sources[d].pending]
-        on_disk = sum(isinstance(item, ParsedFile) for item in items)
-        return on_disk * 2 > len(items)
+        return _mostly_on_disk(sum(isinstance(item, ParsedFile) for item in items), len(items))
 
     def evaluate_alone(self, d: str) -> int:
         """Worker side of prefetch(): evaluate root ``d`` with a build of
@@ -391,6 +391,33 @@ class _Roots:
 _PREFETCH_MIN_FILES = 100
 # The _Roots whose missing roots forked prefetch workers evaluate (set around the fork).
 _PREFETCHING: _Roots | None = None
+
+
+def may_prefetch(files: list, jobs: int) -> bool:
+    """Whether building the model of ``files`` (the run's Terraform
+    candidates, some with their tree in the parse cache) may evaluate roots
+    in forked workers (_Roots.prefetch), asked before the roots are known:
+    more than one job, fork available, most .tf trees still in the cache.
+    A caller that runs a process pool of its own waits for it to end first."""
+    from mlcost_lint.parse.document import FileKind
+
+    if jobs <= 1:
+        return False
+    tf = [f for f in files if f.kind is FileKind.TERRAFORM]
+    return _mostly_on_disk(sum(f.hcl is None and f.hcl_outline is not None for f in tf), len(tf)) and _can_fork()
+
+
+def _mostly_on_disk(on_disk: int, total: int) -> bool:
+    """More than half of the trees are in the parse cache, not in this process."""
+    return on_disk * 2 > total
+
+
+def _can_fork() -> bool:
+    """Prefetch workers are forked (they inherit the sources and the cache):
+    without fork (Windows) there is no prefetch."""
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def _prefetch_root(d: str) -> int:
