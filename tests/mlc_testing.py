@@ -65,10 +65,12 @@ def cached_project(tmp_path: Path, monkeypatch, files: dict[str, str]) -> Path:
     return root
 
 
-def lint_dir(path: Path | str, cwd: Path | str | None = None, **config):
+def lint_dir(path: Path | str, cwd: Path | str | None = None, *, report_paths: frozenset[str] | None = None,
+             **config):
     """Lint a path in-process with config keys given as keyword arguments
     (underscored: required_tags=[...]); returns the LintResult. Paths in
-    findings are relative to ``cwd`` (default: the fixture folder's parent)."""
+    findings are relative to ``cwd`` (default: the fixture folder's parent).
+    ``report_paths``: report only these files, as the pre-commit hook does."""
     from mlcost_lint.config import Settings
     from mlcost_lint.pipeline import LintOptions, lint
 
@@ -80,7 +82,8 @@ def lint_dir(path: Path | str, cwd: Path | str | None = None, **config):
     old = os.getcwd()
     os.chdir(cwd)
     try:
-        return lint([os.path.relpath(path, cwd)], settings, LintOptions(use_cache=False, jobs=1))
+        return lint([os.path.relpath(path, cwd)], settings,
+                    LintOptions(use_cache=False, jobs=1, report_paths=report_paths))
     finally:
         os.chdir(old)
 

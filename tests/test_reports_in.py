@@ -5,17 +5,14 @@ what the whole run reports in them."""
 
 from __future__ import annotations
 
-import os
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from mlc_testing import CORPUS, FIXTURES
+from mlc_testing import CORPUS, FIXTURES, lint_dir
 
 from mlcost_lint.config import Settings
 from mlcost_lint.engine import all_rules, reports_held, run_rules, selected_rules
-from mlcost_lint.pipeline import LintOptions, lint
 from mlcost_lint.rule import Reports
 
 CORPUS_V2 = CORPUS.parent / "corpus-v2"
@@ -26,13 +23,7 @@ _FIXTURE_PROJECTS = ("demo", "demo-managed", "rules", "managed", "link", "terraf
 
 
 def _lint(root: Path, report: frozenset[str] | None = None):
-    settings = Settings(root=root, select=["ALL"])
-    old = os.getcwd()
-    os.chdir(root)
-    try:
-        return lint(["."], settings, LintOptions(use_cache=False, jobs=1, report_paths=report))
-    finally:
-        os.chdir(old)
+    return lint_dir(root, root, report_paths=report, select=["ALL"])
 
 
 def _misplaced(root: Path) -> list[str]:
@@ -114,8 +105,3 @@ def test_terraform_file_holds_cloud_even_when_it_declares_nothing(tmp_path):
     assert reports_held(result.project, frozenset({"versions.tf"})) == {Reports.CLOUD}
     assert reports_held(result.project, frozenset({"elsewhere.yaml"})) == frozenset()
 
-
-def test_replace_keeps_report_paths_frozen():
-    # the CLI builds the hook's options with dataclasses.replace
-    options = replace(LintOptions(), report_paths=frozenset({"a.yaml"}))
-    assert options.report_paths == frozenset({"a.yaml"})
