@@ -31,7 +31,8 @@ def _key(f) -> tuple:
     return (f.code, f.location.path, f.location.line, f.location.column, f.message)
 
 
-def check(repo: Path, per_repo: int, all_files: bool, rng: random.Random, cache_root: Path) -> tuple[int, list[str]]:
+def check(repo: Path, per_repo: int, all_files: bool, rng: random.Random, cache_root: Path,
+          touch: bool = False, max_files: int | None = None) -> tuple[int, int, list[str]]:
     from mlcost_lint.config import Settings
     from mlcost_lint.pipeline import LintOptions, lint
 
@@ -49,16 +50,59 @@ def check(repo: Path, per_repo: int, all_files: bool, rng: random.Random, cache_
             sample = paths
         else:
             sample = sorted(set(by_path) | set(rng.sample(paths, min(per_repo, len(paths)))))
+        if max_files is not None and len(sample) > max_files:
+            sample = sorted(rng.sample(sample, max_files))
         differences = []
+        sliced = 0
         for path in sample:
             alone = lint(["."], settings, LintOptions(cache_dir=cache, report_paths=frozenset({path})))
+            sliced += len(alone.files) < len(whole.files)
             got = [_key(f) for f in alone.findings]
             if got != by_path.get(path, []):
                 differences.append(f"{repo.name}: {path}: {len(got)} findings reported alone, "
                                    f"{len(by_path.get(path, []))} in the whole run")
-        return len(sample), differences
+            if alone.secrets != whole.secrets:     # what reporters hide from printed source lines
+                differences.append(f"{repo.name}: {path}: {len(alone.secrets)} secret values reported alone, "
+                                   f"{len(whole.secrets)} in the whole run")
+        if touch:
+            touched, diff = _touched(repo, settings, cache, sample)
+            sliced += touched
+            differences += diff
+        return len(sample), sliced, differences
     finally:
         os.chdir(old)
+
+
+def _touched(repo: Path, settings, cache: Path, sample: list[str]) -> list[str]:
+    """Each sampled file changed (a comment line appended, as the hook sees a
+    file being committed): reported alone, then the whole run on the changed
+    tree, compared; the file is restored after."""
+    from mlcost_lint.pipeline import LintOptions, lint
+
+    differences = []
+    sliced = 0
+    for path in sample:
+        file = repo / path
+        if file.suffix not in (".yaml", ".yml", ".tf", ".sh", ".slurm", ".sbatch", ".tfvars"):
+            continue
+        original = file.read_bytes()
+        try:
+            file.write_bytes(original + (b"" if original.endswith(b"\n") else b"\n") + b"# report_alone touch\n")
+            alone = lint(["."], settings, LintOptions(cache_dir=cache, report_paths=frozenset({path})))
+            whole = lint(["."], settings, LintOptions(cache_dir=cache))
+            sliced += len(alone.files) < len(whole.files)
+            got = [_key(f) for f in alone.findings]
+            want = [_key(f) for f in whole.findings if f.location.path == path]
+            if got != want:
+                differences.append(f"{repo.name}: {path} (changed): {len(got)} findings reported alone, "
+                                   f"{len(want)} in the whole run")
+            if alone.secrets != whole.secrets:
+                differences.append(f"{repo.name}: {path} (changed): {len(alone.secrets)} secret values "
+                                   f"reported alone, {len(whole.secrets)} in the whole run")
+        finally:
+            file.write_bytes(original)
+        lint(["."], settings, LintOptions(cache_dir=cache))   # the index of the tree as it was, for the next file
+    return sliced, differences
 
 
 def main() -> None:
@@ -66,8 +110,13 @@ def main() -> None:
     ap.add_argument("repos", nargs="*", type=Path)
     ap.add_argument("--per-repo", type=int, default=10, help="random files per repository besides those with findings")
     ap.add_argument("--all-files", action="store_true")
+    ap.add_argument("--max-files", type=int, default=None, help="at most this many files per repository "
+                    "(a random subset of the sample): for the large bench trees")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cache", type=Path, default=Path("/tmp/mlcost-report-alone"))
+    ap.add_argument("--touch", action="store_true",
+                    help="also change each sampled file (a comment appended) and compare against the whole "
+                         "run on the changed tree (the files are restored; the repository must be writable)")
     args = ap.parse_args()
     repos = args.repos or sorted(p for base in (SHARED / "corpus", SHARED / "corpus-v2") if base.is_dir()
                                  for p in base.iterdir() if p.is_dir())
@@ -75,15 +124,17 @@ def main() -> None:
         sys.exit("no repositories given and none under ../shared/corpus*")
     rng = random.Random(args.seed)
     started = time.perf_counter()
-    checked, differences = 0, []
+    checked, sliced, differences = 0, 0, []
     for repo in repos:
-        n, diff = check(repo.resolve(), args.per_repo, args.all_files, rng, args.cache)
+        n, s, diff = check(repo.resolve(), args.per_repo, args.all_files, rng, args.cache, args.touch,
+                          args.max_files)
         checked += n
+        sliced += s
         differences += diff
     for line in differences:
         print("DIFF", line)
-    print(f"{checked} files in {len(repos)} repositories reported alone; {len(differences)} differ "
-          f"({time.perf_counter() - started:.0f} s)")
+    print(f"{checked} files in {len(repos)} repositories reported alone ({sliced} of them from a slice of the "
+          f"project: mlcost_lint.project_slice); {len(differences)} differ ({time.perf_counter() - started:.0f} s)")
     sys.exit(1 if differences else 0)
 
 

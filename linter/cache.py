@@ -105,6 +105,8 @@ _DATA_MODULES = frozenset({
     # training configs, jobs and the catalogue entries they name
     "mlcost_lint.model.build", "mlcost_lint.model.kubernetes", "mlcost_lint.model.training",
     "mlcost_lint.model.managed", "mlcost_lint.model.batch", "mlcost_lint.catalogue",
+    # the index a reporting run chooses the files it reads by (mlcost_lint.project_slice)
+    "mlcost_lint.project_slice", "mlcost_lint.model.absent",
 })
 # Module-level singletons an entry may name (evaluated Terraform values hold UNKNOWN).
 _SINGLETONS = frozenset({("mlcost_lint.model.core", "UNKNOWN")})

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from mlcost_lint.model.build import ProjectBuilder
     from mlcost_lint.model.terraform.root_cache import RootCache
     from mlcost_lint.parse_stage import StdinData, _Input
+    from mlcost_lint.model.absent import Absent
+    from mlcost_lint.project_slice import ProjectIndex, Slice
 
 
 @dataclass(slots=True)
@@ -102,25 +104,41 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
         if hit is not None:
             cache.close()
             return _with_inputs(_from_run_cache(hit, found), found, cache)
-    from mlcost_lint.cache_trees import HclTrees
-    from mlcost_lint.model.build import ProjectBuilder
-
-    trees = HclTrees(cache, settings.max_nesting_depth) if cache is not None else None
     var_files = _parse_inputs(var_inputs, settings, options, cache) if var_inputs else []
-    builder = ProjectBuilder(
-        settings, var_files=var_files, cli_vars=options.cli_vars,
-        # asked for when Terraform is evaluated: by then every input's key is final (_read_now)
-        root_cache=lambda: _root_cache(cache, settings_key, inputs, var_inputs, options) if cache is not None else None,
-        hcl_trees=trees, jobs=parse_jobs(options))
-    # the model is built as files are parsed (_ModelFeed)
-    parsed = _parse_inputs(inputs, settings, options, cache, trees, builder)
-    # Discovery problems (unreadable folders, missing paths) are reported like parse errors.
-    if found.errors:
-        holder = ParsedFile(path="", kind=FileKind.YAML, errors=list(found.errors))
-        parsed.append(holder)
-    project = finish_model(builder, parsed, settings)
+
+    def model_of(read: list[_Input], absent: "Absent | None" = None) -> tuple[list[ParsedFile], Project]:
+        from mlcost_lint.cache_trees import HclTrees
+        from mlcost_lint.model.build import ProjectBuilder
+
+        trees = HclTrees(cache, settings.max_nesting_depth) if cache is not None else None
+        builder = ProjectBuilder(
+            settings, var_files=var_files, cli_vars=options.cli_vars,
+            # asked for when Terraform is evaluated: by then every input's key is final (_read_now)
+            root_cache=lambda: _root_cache(cache, settings_key, inputs, var_inputs, options)
+            if cache is not None else None,
+            hcl_trees=trees, jobs=parse_jobs(options))
+        builder.project.absent = absent
+        # the model is built as files are parsed (_ModelFeed)
+        parsed = _parse_inputs(read, settings, options, cache, trees, builder)
+        # Discovery problems (unreadable folders, missing paths) are reported like parse errors.
+        if found.errors:
+            holder = ParsedFile(path="", kind=FileKind.YAML, errors=list(found.errors))
+            parsed.append(holder)
+        return parsed, finish_model(builder, parsed, settings)
+
+    plan = _SlicePlan.make(cache, settings, settings_key, inputs, var_inputs, options, paths) \
+        if cache is not None else None
     failures: list[RuleFailure] = []
-    findings = run_rules(project, settings, selected_rules(settings), failures, options.report_paths)
+    if plan is not None and plan.slice is not None:
+        parsed, project = model_of([i for i in inputs if i.source.display in plan.slice.files], plan.absent())
+        findings = run_rules(project, settings, selected_rules(settings), failures, options.report_paths)
+        if not plan.keeps(project):     # the slice lacked something: the whole project, as without one
+            failures = []
+            parsed, project = model_of(inputs)
+            findings = run_rules(project, settings, selected_rules(settings), failures, options.report_paths)
+    else:
+        parsed, project = model_of(inputs)
+        findings = run_rules(project, settings, selected_rules(settings), failures, options.report_paths)
     if options.report_paths is not None:
         findings = [f for f in findings if f.location.path in options.report_paths]
     # Money on accelerator findings: one pricing step for every rule (mlcost_lint.pricing).
@@ -152,10 +170,78 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
             kept=result.kept, suppressed=result.suppressed, used=result.used, used_selectors=result.used_selectors,
             files=[run_cache.light(pf) for pf in parsed], secrets=secrets,
             fixes=run_cache.fix_list(result.kept, fix_pairs), read_as=out.read_as))
+    if plan is not None and not failures:
+        plan.record(project, parsed)
     if cache is not None:
         cache.prune()
         cache.close()
     return _with_inputs(out, found, cache)
+
+
+class _SlicePlan:
+    """What a reporting run reads of the project (mlcost_lint.project_slice)
+    and the index it keeps up to date: every run with a cache writes one
+    when it read the whole project, and a sliced run updates the reported
+    files' entries."""
+
+    def __init__(self, cache: ParseCache, key: str, index: "ProjectIndex | None", keys: dict[str, str | None],
+                 report_paths: frozenset[str] | None) -> None:
+        self.cache = cache
+        self.key = key
+        self.index = index
+        self.keys = keys
+        self.report_paths = report_paths
+        self.slice: "Slice | None" = None
+
+    @classmethod
+    def make(cls, cache: ParseCache, settings: Settings, settings_key: str, inputs: list[_Input],
+             var_inputs: list[_Input], options: LintOptions, paths: list[str]) -> "_SlicePlan | None":
+        from mlcost_lint import project_slice
+
+        if "-" in paths or not any(os.path.isdir(p) for p in paths):
+            return None     # explicit files alone: no project to slice
+        key = project_slice.index_key(cache, settings_key, os.getcwd(), [i.run_key_part() for i in var_inputs],
+                                      options.cli_vars)
+        keys = {i.source.display: i.key for i in inputs}
+        reporting = options.report_paths
+        plan = cls(cache, key, project_slice.load(cache, key) if reporting is not None else None, keys, reporting)
+        if plan.index is None or reporting is None:
+            return plan
+        reported = [i for i in inputs if i.source.display in reporting]
+        if len(reported) != len(reporting) or any(i.kind in project_slice.TERRAFORM_KINDS for i in reported):
+            return plan
+        parsed = {pf.path: pf for pf in _parse_inputs(reported, settings, options, cache)}
+        plan.slice = project_slice.select(plan.index, keys, parsed)
+        return plan
+
+    def absent(self) -> "Absent":
+        from mlcost_lint import project_slice
+
+        return project_slice.absent_of(self.index, self.slice.files)
+
+    def keeps(self, project: Project) -> bool:
+        """Whether the sliced project held all that the reported files
+        depend on (project_slice.closed, no decision needed a file left out:
+        model.absent); if not, the whole project is read instead."""
+        from mlcost_lint import project_slice
+
+        if project_slice.closed(project, self.slice, self.report_paths) and not project.absent.missed:
+            project.outside_secrets = project_slice.outside_secrets(self.index, self.slice.files)
+            return True
+        self.slice = None
+        return False
+
+    def record(self, project: Project, parsed: list[ParsedFile]) -> None:
+        from mlcost_lint import project_slice
+
+        if self.slice is None:
+            index = project_slice.build(project, parsed, self.keys)
+        elif any(self.index.files[p].key != self.keys[p] for p in self.report_paths):
+            index = project_slice.updated(self.index, project, parsed, self.keys, self.report_paths)
+        else:
+            return
+        if index is not None:
+            project_slice.store(self.cache, self.key, index)
 
 
 def _with_inputs(out: LintResult, found: Discovery, cache: ParseCache | None) -> LintResult:

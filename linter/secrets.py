@@ -420,6 +420,15 @@ def file_secrets(pf: Any) -> frozenset[str]:
     return frozenset(c.values)
 
 
+def data_secrets(roots: Iterable[Any]) -> frozenset[str]:
+    """The secret-looking values of plain data (the documents of the
+    training configs a ConfigMap embeds, which collect_secrets reads)."""
+    c = _Collector()
+    for root in roots:
+        c.data(root)
+    return frozenset(c.values)
+
+
 def collect_hcl_secrets(files: list) -> frozenset[str]:
     """The secret-looking values of the files' HCL trees (``ParsedFile.hcl``)
     not already found at parse time (``ParsedFile.secrets``): the tfvars
@@ -449,6 +458,7 @@ def collect_secrets(project: Any) -> set[str]:
     files = list(getattr(project, "files", ()) or ())
     hcl_values = getattr(project, "hcl_secrets", None)
     c.values |= hcl_values if hcl_values is not None else collect_hcl_secrets(files)
+    c.values |= getattr(project, "outside_secrets", frozenset())
     for pf in files:
         own = getattr(pf, "secrets", None)
         if own is not None:      # found at parse time (file_secrets), cached with the parse result

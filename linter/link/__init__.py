@@ -78,7 +78,7 @@ def link_project(project: Project, settings: Settings) -> None:
     from mlcost_lint.model.build import gc_paused
 
     with gc_paused():   # the links live for the whole run: frozen, not re-walked by every collection
-        index = ConfigIndex.build(project.training)
+        index = ConfigIndex.build(project.training, project.absent)
         steps = (
             ("configs", lambda: link_configs(project, index)),
             ("launches", lambda: link_launches(project, index)),

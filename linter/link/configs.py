@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from mlcost_lint.model.absent import Absent, is_absent, record_miss
 from mlcost_lint.model.core import Location
 from mlcost_lint.model.kubernetes import ConfigMap, Container, PodTemplate, Workload
 from mlcost_lint.model.project import ConfigLink, ConfigRef, Project
@@ -76,11 +77,13 @@ class ConfigIndex:
     by_path: dict[tuple[str, ...], list[TrainingConfig]] = field(default_factory=dict)
     by_basename: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
     by_suffix: dict[tuple[str, ...], list[tuple[str, ...]]] = field(default_factory=dict)
+    # The configs of files this run did not read (model.absent), by name only.
+    absent: Absent | None = None
 
     @classmethod
-    def build(cls, configs: list[TrainingConfig]) -> "ConfigIndex":
-        index = cls()
-        for config in configs:
+    def build(cls, configs: list[TrainingConfig], absent: Absent | None = None) -> "ConfigIndex":
+        index = cls(absent=absent)
+        for config in (*configs, *(absent.configs if absent is not None else ())):
             if config.embedded_in:
                 continue
             parts = tuple(p for p in config.path.replace("\\", "/").split("/") if p not in ("", "."))
@@ -117,12 +120,21 @@ class ConfigIndex:
         if len(winners) != 1 and best > 1 and near:
             closest = nearest(winners, "/".join, near)
             if closest is not None:
-                return self.by_path[closest], f"{how}, the one nearest {near}"
+                return self.read(closest), f"{how}, the one nearest {near}"
         if len(winners) != 1:
             return None
         if best == 1 and len(candidates) != 1:
             return None
-        return self.by_path[winners[0]], how
+        return self.read(winners[0]), how
+
+    def read(self, parts: tuple[str, ...]) -> list[TrainingConfig]:
+        """The configs at ``parts``; none when one of them is in a file this
+        run did not read (recorded as a miss: the run then reads them all)."""
+        found = self.by_path.get(parts, [])
+        if any(is_absent(c) for c in found):
+            record_miss(self.absent, "config " + "/".join(parts))
+            return []
+        return found
 
 
 def _flag_name(text: str) -> str:
@@ -239,10 +251,11 @@ def config_maps_named(project: Project, name: str) -> list[ConfigMap]:
     per ConfigMap list (a scan of every ConfigMap per mounted volume made the
     link stage quadratic)."""
     config_maps = project.kubernetes.config_maps
+    absent = project.absent.config_maps if project.absent is not None else ()
 
     def by_name() -> dict[str, list[ConfigMap]]:
         out: dict[str, list[ConfigMap]] = {}
-        for cm in config_maps:
+        for cm in (*config_maps, *absent):
             out.setdefault(cm.name, []).append(cm)
         return out
 
@@ -323,6 +336,9 @@ def _link_container(project: Project, workload: Workload, template: PodTemplate,
         cm = cms[0] if len(cms) == 1 else nearest(cms, lambda c: c.document.path, near)
         if cm is None:
             continue
+        if is_absent(cm):
+            record_miss(project.absent, cm.address)
+            continue
         keys = list(cm.data) if mounted.key == "*" else [mounted.key]
         for key in keys:
             for config in embedded.get((cm.address, key), []):
@@ -361,7 +377,7 @@ def config_references(project: Project, index: ConfigIndex) -> list[ConfigRef]:
             if not targets and not value.startswith("/") and not config.embedded_in:
                 local = tuple(p for p in posixpath.normpath(
                     posixpath.join(posixpath.dirname(config.path), value)).split("/") if p not in ("", "."))
-                targets = index.by_path.get(local, [])
+                targets = index.read(local)
                 how = "path relative to the config"
             if not targets:
                 found = index.resolve(parts, config.path)

@@ -10,6 +10,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from mlcost_lint.model.core import Location
+from mlcost_lint.model.absent import is_absent, record_miss
 from mlcost_lint.model.kubernetes import Container, PodTemplate, Workload
 from mlcost_lint.model.project import Project
 from mlcost_lint.link.configs import config_maps_named, mounted_files
@@ -60,6 +61,9 @@ def _mounted_script(path: str, project: Project, workload: Workload, template: P
         if len(cms) != 1:
             continue
         cm = cms[0]
+        if is_absent(cm):
+            record_miss(project.absent, cm.address)
+            continue
         if mounted.key == "*":
             key = posixpath.relpath(path, mounted.path) if path.startswith(mounted.path.rstrip("/") + "/") else None
         else:

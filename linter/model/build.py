@@ -209,6 +209,10 @@ class FileModel:
     # (script text, link.shell.split_of) of the scripts its jobs run, split
     # while they were read: the link stage splits them again otherwise.
     splits: list[tuple[str, tuple]] = field(default_factory=list)
+    # The secret-looking values of the embedded training configs' documents
+    # (which collect_secrets reads), for a run that does not read this file
+    # (mlcost_lint.project_slice).
+    embedded_secrets: frozenset[str] = frozenset()
 
 
 # What read_file_model imports only when a file needs it: imported by
@@ -266,6 +270,11 @@ def read_file_model(pf: ParsedFile) -> FileModel:
             _guarded(pf, doc.start_line, "training config", lambda doc=doc: _add_training(part, doc))
     for cm in part.config_maps:
         _guarded(pf, cm.loc().line, "ConfigMap data", lambda cm=cm: _add_embedded(part, cm))
+    if part.embedded:
+        from mlcost_lint.secrets import data_secrets
+
+        _guarded(pf, 1, "ConfigMap data", lambda: setattr(
+            part, "embedded_secrets", data_secrets(config.document.data for config in part.embedded)))
     return part
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from mlcost_lint.model.absent import Absent
 from mlcost_lint.model.cloud import CloudResource, TerraformModel
 from mlcost_lint.model.core import Location, Maybe
 from mlcost_lint.model.kubernetes import Container, KubernetesModel, PodTemplate, Workload
@@ -206,3 +207,9 @@ class Project:
     # model stage releases those trees (ParsedFile.hcl is None afterwards);
     # mlcost_lint.secrets.collect_secrets reads them from here.
     hcl_secrets: frozenset[str] | None = None
+    # Secret-looking values of the files a sliced run did not read
+    # (mlcost_lint.project_slice): messages never print them either.
+    outside_secrets: frozenset[str] = frozenset()
+    # The configs and ConfigMaps of the files such a run did not read, by
+    # name (model.absent): path lookups decide as the whole run would.
+    absent: Absent | None = None

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mlcost_lint.link.nearest import nearest
+from mlcost_lint.model.absent import is_absent, record_miss
 from mlcost_lint.model.core import UNKNOWN, Related, is_known
 from mlcost_lint.model.scheduling import pinned_gpu
 
@@ -229,7 +230,8 @@ def _index(project: "Project") -> _ConfigIndex:
 
 def _build_index(project: "Project") -> _ConfigIndex:
     index = _ConfigIndex()
-    for config in project.training:
+    # Configs of files a sliced run did not read count by name (model.absent).
+    for config in (*project.training, *_absent_configs(project)):
         if config.launch_line:
             continue        # Trainer arguments on a launch line: no file to name
         if config.embedded_in is None:
@@ -255,11 +257,25 @@ def _workload_links(project: "Project", config: "TrainingConfig") -> list["Confi
     return list(_index(project).links_of_config.get(id(config), ()))
 
 
+def _absent_configs(project: "Project") -> list:
+    return project.absent.configs if project.absent is not None else []
+
+
 def resolve_reference(project: "Project", config: "TrainingConfig", ref: str) -> "TrainingConfig | None":
     """The scanned config a path written in ``config`` names, or None when
     it is not in the scan (or more than one file could be meant). The path
     is resolved from the config's folder first, then as a path relative to
-    wherever the job starts (matched as a path suffix)."""
+    wherever the job starts (matched as a path suffix). A config of a file
+    the run did not read is a miss (model.absent) when ``config`` was read."""
+    target = _resolve(project, config, ref)
+    if target is not None and is_absent(target):
+        if not is_absent(config):
+            record_miss(project.absent, f"config {target.path} named in {config.path}")
+        return None
+    return target
+
+
+def _resolve(project: "Project", config: "TrainingConfig", ref: str) -> "TrainingConfig | None":
     target = _norm(ref)
     if not target or target == ".":
         return None
@@ -306,12 +322,13 @@ def _references(project: "Project", config: "TrainingConfig") -> tuple[list["Tra
     found: list[TrainingConfig] = []
     seen: set[int] = set()
     missing: list[str] = []
-    for ref in config.settings.referenced_configs:
-        if not isinstance(ref.value, str):
+    values = config.references if is_absent(config) else [ref.value for ref in config.settings.referenced_configs]
+    for value in values:
+        if not isinstance(value, str):
             continue
-        target = resolve_reference(project, config, ref.value)
+        target = resolve_reference(project, config, value)
         if target is None:
-            missing.append(ref.value)
+            missing.append(value)
         elif id(target) not in seen:
             seen.add(id(target))
             found.append(target)
@@ -330,12 +347,16 @@ def referrers_of(project: "Project", config: "TrainingConfig") -> list["Training
     index = _index(project)
     if index.referrers is None:
         referrers: dict[int, list[TrainingConfig]] = {}
-        for other in project.training:
+        for other in (*project.training, *_absent_configs(project)):
             for target in _references(project, other)[0]:
                 if target is not other:
                     referrers.setdefault(id(target), []).append(other)
         index.referrers = referrers
-    return list(index.referrers.get(id(config), ()))
+    found = index.referrers.get(id(config), ())
+    if any(is_absent(other) for other in found):
+        record_miss(project.absent, f"a config naming {config.path}")
+        return [other for other in found if not is_absent(other)]
+    return list(found)
 
 
 def partners(project: "Project", config: "TrainingConfig") -> tuple[list["TrainingConfig"], list[str]]:

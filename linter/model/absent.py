@@ -1,0 +1,72 @@
+"""Names of the training configs and ConfigMaps in files a run did not read.
+
+A reporting run may read a slice of the project (mlcost_lint.project_slice).
+Config paths are still resolved against every config of the project: the
+longest matching suffix, "the only file of that name in the scan" and the
+nearest copy are decisions about all of them. The files left out are
+present here by their names only, so the link stage and the rules'
+reference lookups decide as the whole run would. A decision that picks one
+of them needs its content: it is recorded in :attr:`Absent.missed`, and
+the run then reads the whole project instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class AbsentDocument:
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class AbsentConfig:
+    """A file-backed or embedded training config that was not read."""
+
+    path: str
+    framework: str
+    embedded_in: str | None
+    embedded_key: str | None
+    references: tuple[str, ...]      # the config paths it names (TrainingSettings.referenced_configs)
+    launch_line: str = ""
+
+    @property
+    def document(self) -> AbsentDocument:
+        return AbsentDocument(self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class AbsentConfigMap:
+    name: str
+    namespace: str | None
+    keys: tuple[str, ...]
+    path: str
+
+    @property
+    def document(self) -> AbsentDocument:
+        return AbsentDocument(self.path)
+
+    @property
+    def address(self) -> str:
+        return f"ConfigMap/{self.namespace or 'default'}/{self.name}"
+
+
+@dataclass(slots=True)
+class Absent:
+    configs: list[AbsentConfig] = field(default_factory=list)
+    config_maps: list[AbsentConfigMap] = field(default_factory=list)
+    # What a decision found in a file that was not read ("config path x.yaml").
+    missed: list[str] = field(default_factory=list)
+
+
+def is_absent(item: object) -> bool:
+    return isinstance(item, (AbsentConfig, AbsentConfigMap))
+
+
+def record_miss(absent: Absent | None, what: str) -> None:
+    if absent is not None:
+        absent.missed.append(what)
+
+
+__all__ = ["Absent", "AbsentConfig", "AbsentConfigMap", "is_absent", "record_miss"]

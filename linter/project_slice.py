@@ -1,0 +1,334 @@
+"""The part of the project a reporting run reads (the pre-commit hook:
+explicit files with project context), when an earlier run left an index.
+
+A hook reports only the findings located in its files, but the whole
+project is context: links join workloads to training configs, pods to node
+pools, data paths to buckets. Reading all of it costs what a full run costs
+(1.4 s for one changed config in bench/'s 2,000 files, 6 s in 8,000). What
+the findings of the reported files can depend on is smaller, and the run
+before this one knows it:
+
+- every Terraform input and JSON file (pools, buckets, regions, managed
+  jobs, plans: the model of the cloud side is always whole);
+- every file that offers the link stage something by name (a file-backed
+  or embedded training config, a ConfigMap): the universe config paths are
+  resolved in (longest suffix, "unique in the scan", nearest copy), so
+  every such decision is the full run's;
+- files that change the model of others (Karpenter NodePools,
+  kustomizations, ParallelCluster and Azure ML compute), and files whose
+  secret-looking values are not known without reading them;
+- the reported files, and every file joined to them through workload ->
+  config links in the run that wrote the index, closed over those links
+  (a config's launch-line override needs all of its runners; a config's
+  partners are the other configs of its workloads).
+
+The slice is used only when the rest of the project is as the index saw it
+(same files, same content, and the reported files offer the same names), and
+the run checks afterwards that the reported files' workloads linked no
+config outside it (``closed``); otherwise the whole project is read, as
+before, and a fresh index is written. Values of the files left out that
+look secret still reach the redaction (Project.outside_secrets).
+
+bench/report_alone.py is the gate: each file reported alone must give the
+whole run's findings in that file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Iterable
+
+from mlcost_lint.fingerprint import package_fingerprint
+from mlcost_lint.parse.document import FileKind, ParsedFile
+
+if TYPE_CHECKING:
+    from mlcost_lint.cache import ParseCache
+    from mlcost_lint.model.absent import Absent
+    from mlcost_lint.model.project import Project
+
+INDEX_PREFIX = "s"
+# A slice above this share of the project's files saves too little to be
+# worth the index's bookkeeping: the whole project is read.
+MAX_SHARE = 0.6
+# Kinds read whole by every slice: Terraform evaluates across files (a
+# JSON file is one when it holds a plan: _is_terraform).
+TERRAFORM_KINDS = frozenset({FileKind.TERRAFORM, FileKind.TERRAFORM_JSON, FileKind.TERRAFORM_VARS,
+                             FileKind.TERRAFORM_PLAN})
+_KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
+
+
+@dataclass(slots=True)
+class IndexedFile:
+    """One file as the run that wrote the index read it."""
+
+    key: str                        # its parse-cache key (content, display path, kind)
+    always: bool                    # read by every slice (the module docstring's first three groups)
+    # Reported alone, it needs the whole project: Terraform or JSON, a file
+    # that changes the model of others, or one whose values are not known.
+    needs_all: bool
+    offers: tuple                   # what it offers the link stage by name: offers_of()
+    # The same as model.absent stand-ins (with the paths its configs name),
+    # for the runs that do not read it.
+    stand_ins: tuple
+    secrets: frozenset[str] | None  # its secret-looking values (None: unknown, so it is always read)
+    partners: tuple[str, ...] = ()  # files joined to it by a workload -> config link
+
+
+@dataclass(slots=True)
+class ProjectIndex:
+    files: dict[str, IndexedFile] = field(default_factory=dict)
+
+
+def index_key(cache: "ParseCache", settings_key: str, cwd: str, var_keys: Iterable[str],
+              cli_vars: dict[str, str]) -> str:
+    """One index per working folder, settings, tool and Terraform inputs
+    from the command line; the scanned files are checked entry by entry."""
+    h = hashlib.sha256()
+    for part in ("project-slice", cache.salt.decode("utf-8", "surrogatepass"), package_fingerprint(),
+                 settings_key, cwd, *var_keys, *sorted(f"{k}={v}" for k, v in cli_vars.items())):
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    # "s" + hex: index entries sit in shard folders s0..sf.
+    return INDEX_PREFIX + h.hexdigest()[1:]
+
+
+def load(cache: "ParseCache", key: str) -> ProjectIndex | None:
+    value = cache.get(key)
+    return value if isinstance(value, ProjectIndex) else None
+
+
+def store(cache: "ParseCache", key: str, index: ProjectIndex) -> None:
+    cache.put(key, index)
+
+
+# -- what one file offers and whether every slice reads it ---------------------
+
+def offers_of(pf: ParsedFile) -> tuple:
+    """The names the link stage (and the rules' config references) may
+    resolve to this file: its file-backed and embedded training configs
+    (path, framework, ConfigMap and key) and its ConfigMaps (name,
+    namespace, data keys). Sorted, so two reads of one content compare equal."""
+    model = pf.model
+    if model is None:
+        return ()
+    out = []
+    for config in (*model.training, *model.embedded):
+        if config.launch_line:
+            continue
+        out.append(("config", config.path, config.framework.value, config.embedded_in or "",
+                    str(config.embedded_key or "")))
+    for cm in model.config_maps:
+        out.append(("configmap", cm.name, cm.namespace or "", *sorted(str(k) for k in cm.data)))
+    return tuple(sorted(out))
+
+
+def stand_ins_of(pf: ParsedFile) -> tuple:
+    from mlcost_lint.model.absent import AbsentConfig, AbsentConfigMap
+
+    model = pf.model
+    if model is None:
+        return ()
+    out: list = []
+    for config in (*model.training, *model.embedded):
+        if config.launch_line:
+            continue
+        refs = tuple(r.value for r in config.settings.referenced_configs if isinstance(r.value, str))
+        out.append(AbsentConfig(config.path, config.framework.value, config.embedded_in,
+                                None if config.embedded_key is None else str(config.embedded_key), refs))
+    for cm in model.config_maps:
+        out.append(AbsentConfigMap(cm.name, cm.namespace, tuple(str(k) for k in cm.data), pf.path))
+    return tuple(out)
+
+
+def _changes_others(pf: ParsedFile) -> bool:
+    """A file whose content changes the model of other files."""
+    if posixpath.basename(pf.path) in _KUSTOMIZATION_NAMES:
+        return True
+    model = pf.model
+    if model is not None and (model.pcluster or model.azureml_computes):
+        return True
+    # A Karpenter NodePool is no workload: the model counts it among the other kinds.
+    if pf.kind is FileKind.YAML and pf.documents and (model is None or "NodePool" in model.other_kinds):
+        from mlcost_lint.model.node_pools import karpenter_pools
+
+        return bool(karpenter_pools(pf.documents))
+    return False
+
+
+def _is_terraform(pf: ParsedFile) -> bool:
+    from mlcost_lint.model.build import _is_plan
+
+    return pf.kind in TERRAFORM_KINDS or _is_plan(pf)
+
+
+def _needs_all(pf: ParsedFile) -> bool:
+    return _is_terraform(pf) or pf.secrets is None or pf.model is None or _changes_others(pf)
+
+
+def _partners(project: "Project") -> dict[str, set[str]]:
+    """File -> the files joined to it: workload -> config links, config ->
+    config references, and a workload's mounted ConfigMaps (every ConfigMap
+    of that name: a script in one is read as the workload's launch step)."""
+    out: dict[str, set[str]] = {}
+
+    def join(a: str, b: str) -> None:
+        if a != b:
+            out.setdefault(a, set()).add(b)
+            out.setdefault(b, set()).add(a)
+
+    for link in project.links.configs:
+        join(link.workload.document.path, link.config.document.path)
+    for ref in project.links.config_refs:
+        join(ref.source.document.path, ref.target.document.path)
+    maps: dict[str, set[str]] = {}
+    for cm in project.kubernetes.config_maps:
+        maps.setdefault(cm.name, set()).add(cm.document.path)
+    if maps:
+        for workload in (*project.kubernetes.workloads, *project.kubernetes.fragments):
+            for template in workload.templates:
+                for name in _mounted_config_maps(template):
+                    for path in maps.get(name, ()):
+                        join(workload.document.path, path)
+    return out
+
+
+def _mounted_config_maps(template) -> list[str]:
+    names = []
+    for vol in template.volumes:
+        if not isinstance(vol, dict):
+            continue
+        sources = [vol.get("configMap")]
+        projected = vol.get("projected")
+        if isinstance(projected, dict) and isinstance(projected.get("sources"), list):
+            sources += [s.get("configMap") for s in projected["sources"] if isinstance(s, dict)]
+        names += [src["name"] for src in sources if isinstance(src, dict) and isinstance(src.get("name"), str)]
+    return names
+
+
+def _secrets(pf: ParsedFile) -> frozenset[str] | None:
+    """Its values collect_secrets would find: the file's own, and those of
+    the training configs its ConfigMaps embed."""
+    if pf.secrets is None or pf.model is None:
+        return pf.secrets
+    return pf.secrets | pf.model.embedded_secrets
+
+
+def _entry(pf: ParsedFile, key: str, partners: set[str]) -> IndexedFile:
+    offers = offers_of(pf)
+    needs_all = _needs_all(pf)
+    return IndexedFile(key=key, always=needs_all, needs_all=needs_all, offers=offers,
+                       stand_ins=stand_ins_of(pf) if offers else (), secrets=_secrets(pf),
+                       partners=tuple(sorted(partners)))
+
+
+def build(project: "Project", parsed: list[ParsedFile], keys: dict[str, str | None]) -> ProjectIndex | None:
+    """The index of a run that read the whole project; None when some file
+    has no parse key (unreadable, too large): slices are not used then."""
+    partners = _partners(project)
+    index = ProjectIndex()
+    for pf in parsed:
+        if not pf.path:
+            continue    # the holder of discovery problems
+        key = keys.get(pf.path)
+        if key is None:
+            return None
+        index.files[pf.path] = _entry(pf, key, partners.get(pf.path, set()))
+    if len(index.files) != len(keys):
+        return None
+    return index
+
+
+# -- choosing the slice ----------------------------------------------------------
+
+@dataclass(slots=True)
+class Slice:
+    files: set[str]        # what the run reads
+    joined: set[str]       # the reported files and the files linked to them, closed over links
+
+
+def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str, ParsedFile]) -> Slice | None:
+    """The files to read for the reported files (display path -> their
+    parse result now), or None when the whole project must be read: a file
+    added, removed or changed that is not reported, a reported file that
+    needs the whole project (Terraform or JSON, a file that changes the
+    model of others) or offers other names than before, or a slice that is
+    most of the project.
+    """
+    files = index.files
+    if keys.keys() != files.keys():
+        return None
+    for path, key in keys.items():
+        if key is None:
+            return None
+        if key != files[path].key and path not in reported:
+            return None
+    for path, pf in reported.items():
+        old = files.get(path)
+        if old is None or old.needs_all or _needs_all(pf) or offers_of(pf) != old.offers:
+            return None
+    todo = list(reported)
+    joined = set(todo)
+    while todo:
+        for other in files[todo.pop()].partners:
+            if other not in joined:
+                joined.add(other)
+                todo.append(other)
+    chosen = joined | {path for path, entry in files.items() if entry.always}
+    if len(chosen) > MAX_SHARE * len(files):
+        return None
+    return Slice(chosen, joined)
+
+
+def absent_of(index: ProjectIndex, chosen: set[str]) -> "Absent":
+    """The stand-ins of the configs and ConfigMaps the slice does not read, in scan order."""
+    from mlcost_lint.model.absent import Absent, AbsentConfig
+
+    absent = Absent()
+    for path, entry in index.files.items():
+        if path in chosen:
+            continue
+        for item in entry.stand_ins:
+            (absent.configs if isinstance(item, AbsentConfig) else absent.config_maps).append(item)
+    return absent
+
+
+def closed(project: "Project", plan: Slice, reported: Iterable[str]) -> bool:
+    """Whether the reported files' workloads linked only configs joined to
+    them before: a reported workload that now names another config needs
+    that config's other runners (a launch-line override holds only when
+    all of them pass the same flags), which the slice may not have read."""
+    reported = set(reported)
+    return all(link.config.document.path in plan.joined for link in project.links.configs
+               if link.workload.document.path in reported)
+
+
+def outside_secrets(index: ProjectIndex, chosen: set[str]) -> frozenset[str]:
+    values: set[str] = set()
+    for path, entry in index.files.items():
+        if path not in chosen and entry.secrets:
+            values |= entry.secrets
+    return frozenset(values)
+
+
+def updated(index: ProjectIndex, project: "Project", parsed: list[ParsedFile], keys: dict[str, str | None],
+            reported: Iterable[str]) -> ProjectIndex:
+    """The index after a sliced run: the reported files' entries as read
+    now, and their links as linked now (the slice held all of them)."""
+    partners = _partners(project)
+    by_path = {pf.path: pf for pf in parsed}
+    files = dict(index.files)
+    for path in reported:
+        pf = by_path.get(path)
+        key = keys.get(path)
+        if pf is None or key is None:
+            continue
+        for other in files[path].partners:
+            entry = files[other]
+            files[other] = replace(entry, partners=tuple(p for p in entry.partners if p != path))
+        now = partners.get(path, set())
+        files[path] = _entry(pf, key, now)
+        for other in now:
+            entry = files[other]
+            files[other] = replace(entry, partners=tuple(sorted({*entry.partners, path})))
+    return ProjectIndex(files)

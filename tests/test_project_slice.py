@@ -1,0 +1,238 @@
+"""A reporting run (explicit files with project context: the pre-commit
+hook) reads a slice of the project when an earlier run left an index
+(mlcost_lint.project_slice), and reports exactly what the whole run reports
+in its files; when the slice could lack something it reads everything."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mlc_testing import FIXTURES
+
+from mlcost_lint.config import Settings
+from mlcost_lint.pipeline import LintOptions, lint
+
+# Projects with Terraform, workloads and training configs side by side.
+_PROJECTS = ("demo", "demo-managed", "rules", "managed", "link", "training")
+# Too small for a slice to leave out enough (project_slice.MAX_SHARE), or
+# every file changes the model of others (Azure ML compute).
+_NOT_SLICED = frozenset({"demo-managed"})
+
+
+def _lint(root: Path, cache: Path, report: frozenset[str] | None = None):
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        return lint(["."], Settings(root=root, select=["ALL"]),
+                    LintOptions(cache_dir=cache, jobs=1, report_paths=report))
+    finally:
+        os.chdir(old)
+
+
+def _key(f) -> tuple:
+    return (f.code, f.location.path, f.location.line, f.location.column, f.message, f.address)
+
+
+def _copy(name: str, tmp_path: Path) -> Path:
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root)
+    return root
+
+
+def _sliced(result, whole) -> bool:
+    return len(result.files) < len(whole.files)
+
+
+@pytest.mark.parametrize("name", _PROJECTS)
+def test_each_file_alone_from_a_slice_equals_the_whole_run(name, tmp_path):
+    root = _copy(name, tmp_path)
+    cache = tmp_path / "cache"
+    whole = _lint(root, cache)          # writes the index
+    paths = sorted({pf.path for pf in whole.files if pf.path})
+    by_path: dict[str, list] = {}
+    for f in whole.findings:
+        by_path.setdefault(f.location.path, []).append(_key(f))
+    sliced = 0
+    for path in paths:
+        alone = _lint(root, cache, frozenset({path}))
+        assert [_key(f) for f in alone.findings] == by_path.get(path, []), path
+        assert alone.secrets == whole.secrets, path
+        sliced += _sliced(alone, whole)
+    assert (sliced >= 1) == (name not in _NOT_SLICED), sliced
+
+
+@pytest.mark.parametrize("name", ["demo", "link", "training"])
+def test_a_changed_file_alone_equals_the_whole_run_on_the_changed_tree(name, tmp_path):
+    root = _copy(name, tmp_path)
+    cache = tmp_path / "cache"
+    whole = _lint(root, cache)
+    paths = sorted(pf.path for pf in whole.files if pf.path and pf.path.endswith((".yaml", ".yml", ".sh")))
+    sliced = 0
+    for path in paths:
+        file = root / path
+        original = file.read_bytes()
+        file.write_bytes(original.rstrip(b"\n") + b"\n# changed for the hook\n")
+        try:
+            alone = _lint(root, cache, frozenset({path}))
+            changed = _lint(root, cache)
+            assert [_key(f) for f in alone.findings] == \
+                [_key(f) for f in changed.findings if f.location.path == path], path
+            sliced += _sliced(alone, changed)
+        finally:
+            file.write_bytes(original)
+        _lint(root, cache)          # the index of the tree as it was
+    assert sliced >= 1
+
+
+def _demo(tmp_path: Path) -> tuple[Path, Path, object, str, str]:
+    root = _copy("demo", tmp_path)
+    cache = tmp_path / "cache"
+    whole = _lint(root, cache)
+    config = next(c.path for c in whole.project.training
+                  if not c.embedded_in and not c.launch_line and c.path.endswith((".yaml", ".yml")))
+    terraform = next(pf.path for pf in whole.files if pf.path.endswith(".tf"))
+    return root, cache, whole, config, terraform
+
+
+def test_a_config_is_reported_from_a_slice_without_the_unrelated_workloads(tmp_path):
+    root, cache, whole, config, _ = _demo(tmp_path)
+    alone = _lint(root, cache, frozenset({config}))
+    read = {pf.path for pf in alone.files}
+    assert config in read
+    # every Terraform file is read; workloads not linked to the config are not
+    assert {pf.path for pf in whole.files if pf.path.endswith(".tf")} <= read
+    linked = {link.workload.document.path for link in whole.project.links.configs if link.config.path == config}
+    unrelated = {w.document.path for w in whole.project.kubernetes.workloads} - linked - {config}
+    assert unrelated and not unrelated & read
+
+
+def test_another_changed_file_makes_the_run_read_everything(tmp_path):
+    root, cache, whole, config, terraform = _demo(tmp_path)
+    other = next(pf.path for pf in whole.files if pf.path.endswith((".yaml", ".yml")) and pf.path != config)
+    (root / other).write_bytes((root / other).read_bytes() + b"\n# edited, not committed\n")
+    alone = _lint(root, cache, frozenset({config}))
+    assert not _sliced(alone, whole)
+
+
+def test_a_terraform_file_is_reported_with_the_whole_project(tmp_path):
+    root, cache, whole, _, terraform = _demo(tmp_path)
+    alone = _lint(root, cache, frozenset({terraform}))
+    assert not _sliced(alone, whole)
+    assert [_key(f) for f in alone.findings] == [_key(f) for f in whole.findings if f.location.path == terraform]
+
+
+def test_no_index_no_slice(tmp_path):
+    root, cache, whole, config, _ = _demo(tmp_path)
+    alone = _lint(root, tmp_path / "empty-cache", frozenset({config}))
+    assert not _sliced(alone, whole)
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "proj"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: train
+          image: trainer:1
+          command: ["accelerate", "launch", "--config_file", "{config}", "train.py"]
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+"""
+_ACCELERATE = """\
+compute_environment: LOCAL_MACHINE
+distributed_type: MULTI_GPU
+mixed_precision: {precision}
+num_machines: 1
+num_processes: 8
+"""
+
+
+def test_a_workload_that_names_another_config_reads_the_whole_project(tmp_path):
+    root = _project(tmp_path, {
+        "k8s/a.yaml": _JOB.format(name="a", config="/work/configs/a/accelerate.yaml"),
+        "k8s/b.yaml": _JOB.format(name="b", config="/work/configs/b/accelerate.yaml"),
+        "configs/a/accelerate.yaml": _ACCELERATE.format(precision="bf16"),
+        "configs/b/accelerate.yaml": _ACCELERATE.format(precision="'no'"),
+    })
+    cache = tmp_path / "cache"
+    whole = _lint(root, cache)
+    assert {(l.workload.document.path, l.config.path) for l in whole.project.links.configs} == {
+        ("k8s/a.yaml", "configs/a/accelerate.yaml"), ("k8s/b.yaml", "configs/b/accelerate.yaml")}
+    # unchanged: a slice without b's files
+    alone = _lint(root, cache, frozenset({"k8s/a.yaml"}))
+    assert {pf.path for pf in alone.files} == {"k8s/a.yaml", "configs/a/accelerate.yaml"}
+    # a.yaml now runs b's config, which the slice did not read: the whole project is read
+    (root / "k8s/a.yaml").write_text(_JOB.format(name="a", config="/work/configs/b/accelerate.yaml"))
+    alone = _lint(root, cache, frozenset({"k8s/a.yaml"}))
+    assert len(alone.files) == 4
+    changed = _lint(root, tmp_path / "fresh")
+    assert [_key(f) for f in alone.findings] == [_key(f) for f in changed.findings if f.location.path == "k8s/a.yaml"]
+    assert ("k8s/a.yaml", "configs/b/accelerate.yaml") in {
+        (l.workload.document.path, l.config.path) for l in alone.project.links.configs}
+
+
+_TWO_CONTAINERS = _JOB.format(name="c", config="/work/configs/a/accelerate.yaml") + """\
+        - name: eval
+          image: trainer:1
+          command: ["accelerate", "launch", "--config_file", "accelerate.yaml", "eval.py"]
+"""
+
+
+def test_names_in_files_not_read_still_decide_which_config_a_path_means(tmp_path):
+    # Container "eval" names the bare file name accelerate.yaml, which two
+    # configs have: the whole run links nothing (ambiguous). The slice for
+    # c.yaml reads configs/a (linked by "train") but not configs/b; b's name
+    # still makes eval's path ambiguous (model.absent), as in the whole run.
+    root = _project(tmp_path, {
+        "k8s/c.yaml": _TWO_CONTAINERS,
+        "configs/a/accelerate.yaml": _ACCELERATE.format(precision="bf16"),
+        "configs/b/accelerate.yaml": _ACCELERATE.format(precision="'no'"),
+        **{f"k8s/other{i}.yaml": _JOB.format(name=f"other{i}", config="y.yaml") for i in range(3)},
+    })
+    cache = tmp_path / "cache"
+    whole = _lint(root, cache)
+
+    def links(result):
+        return sorted((l.container.name, l.config.path) for l in result.project.links.configs
+                      if l.workload.document.path == "k8s/c.yaml")
+
+    assert links(whole) == [("train", "configs/a/accelerate.yaml")]
+    alone = _lint(root, cache, frozenset({"k8s/c.yaml"}))
+    assert {pf.path for pf in alone.files} == {"k8s/c.yaml", "configs/a/accelerate.yaml"}
+    assert links(alone) == links(whole)
+    assert [_key(f) for f in alone.findings] == [_key(f) for f in whole.findings if f.location.path == "k8s/c.yaml"]
+
+
+def test_a_secret_of_a_file_not_read_is_still_redacted(tmp_path):
+    root = _project(tmp_path, {
+        "k8s/a.yaml": _JOB.format(name="a", config="/work/configs/a/accelerate.yaml"),
+        "k8s/s.yaml": _JOB.format(name="s", config="x.yaml").replace(
+            "          resources:", "          env:\n            - name: DB_PASSWORD\n"
+                                   "              value: Zq8-hunter2-Kx93vLp\n          resources:"),
+        "configs/a/accelerate.yaml": _ACCELERATE.format(precision="bf16"),
+        **{f"k8s/other{i}.yaml": _JOB.format(name=f"other{i}", config="y.yaml") for i in range(3)},
+    })
+    cache = tmp_path / "cache"
+    whole = _lint(root, cache)
+    assert "Zq8-hunter2-Kx93vLp" in whole.secrets
+    alone = _lint(root, cache, frozenset({"k8s/a.yaml"}))
+    assert "k8s/s.yaml" not in {pf.path for pf in alone.files}
+    assert alone.secrets == whole.secrets
