@@ -351,6 +351,22 @@ class ParseCache:
             return None
         return read_regular_at(f"{key}.pkl", fd, self.max_entry_bytes + SIG_LEN)
 
+    def has(self, key: str) -> bool:
+        """Whether an entry is stored under ``key`` (not whether it loads):
+        for entries that are costly to build and never change under their
+        key (project_slice.TerraformSummary). Kept like one read."""
+        fd = self._shard_fd(key[:2])
+        if fd is None:
+            return False
+        try:
+            st = os.stat(f"{key}.pkl", dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode) or st.st_size <= SIG_LEN:
+            return False
+        self._used.add(key)
+        return True
+
     def close(self) -> None:
         """Close the kept folder descriptors (also done when the object is collected)."""
         close_all(self._dir_fds)     # the same dict the finalizer holds: nothing is closed twice

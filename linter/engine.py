@@ -167,6 +167,7 @@ def reports_held(project: Project, paths: frozenset[str]) -> frozenset[Reports]:
     """What ``paths`` hold, as Rule.reports_in names it. Errs on the side of
     more: a Terraform file is CLOUD whatever it declares, and a script
     (Slurm or shell) or a file with a ConfigMap is WORKLOAD."""
+    from mlcost_lint.model.absent import is_absent
     from mlcost_lint.parse.document import FileKind
 
     held: set[Reports] = set()
@@ -177,7 +178,8 @@ def reports_held(project: Project, paths: frozenset[str]) -> frozenset[Reports]:
             elif pf.kind in (FileKind.SLURM, FileKind.SHELL):
                 held.add(Reports.WORKLOAD)
     terraform, kubernetes = project.terraform, project.kubernetes
-    if any(x.location.path in paths for x in (*terraform.resources, *terraform.module_calls)):
+    # (resources a sliced run left out are in Terraform files, which it never reports)
+    if any(x.location.path in paths for x in (*terraform.resources, *terraform.module_calls) if not is_absent(x)):
         held.add(Reports.CLOUD)
     if any(w.location.path in paths for w in (*kubernetes.workloads, *kubernetes.fragments)) \
             or any(cm.document.path in paths for cm in kubernetes.config_maps):
@@ -218,11 +220,14 @@ def move_to_callers(findings: list[Finding], project: Project) -> list[Finding]:
     is made (rules.md, "Where a finding about a child module's resource
     lands"). A cause written inside the module stays there
     (merge_module_repeats reports it once)."""
+    from mlcost_lint.model.absent import is_absent
     from mlcost_lint.model.core import Related
 
     # (path, line, column) of an argument -> the resources and argument paths written there
     written_at: dict[tuple, list] = {}
     for res in project.terraform.resources:
+        if is_absent(res):
+            continue    # left out of a sliced run, whose reported files hold no Terraform
         for path, caller in res.input_locations.items():
             loc = res.attr_locations.get(path)
             if loc is not None:

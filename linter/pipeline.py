@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from mlcost_lint.model.terraform.root_cache import RootCache
     from mlcost_lint.parse_stage import StdinData, _Input
     from mlcost_lint.model.absent import Absent
-    from mlcost_lint.project_slice import ProjectIndex, Slice
+    from mlcost_lint.project_slice import ProjectIndex, Slice, TerraformSummary
 
 
 @dataclass(slots=True)
@@ -106,7 +106,8 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
             return _with_inputs(_from_run_cache(hit, found), found, cache)
     var_files = _parse_inputs(var_inputs, settings, options, cache) if var_inputs else []
 
-    def model_of(read: list[_Input], absent: "Absent | None" = None) -> tuple[list[ParsedFile], Project]:
+    def model_of(read: list[_Input], absent: "Absent | None" = None,
+                 terraform: "TerraformSummary | None" = None) -> tuple[list[ParsedFile], Project]:
         from mlcost_lint.cache_trees import HclTrees
         from mlcost_lint.model.build import ProjectBuilder
 
@@ -118,6 +119,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
             if cache is not None else None,
             hcl_trees=trees, jobs=parse_jobs(options))
         builder.project.absent = absent
+        builder.terraform_summary = terraform
         # the model is built as files are parsed (_ModelFeed)
         parsed = _parse_inputs(read, settings, options, cache, trees, builder)
         # Discovery problems (unreadable folders, missing paths) are reported like parse errors.
@@ -130,9 +132,16 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
         if cache is not None else None
     failures: list[RuleFailure] = []
     if plan is not None and plan.slice is not None:
-        parsed, project = model_of([i for i in inputs if i.source.display in plan.slice.files], plan.absent())
-        findings = run_rules(project, settings, selected_rules(settings), failures, options.report_paths)
-        if not plan.keeps(project):     # the slice lacked something: the whole project, as without one
+        from mlcost_lint.model.absent import AbsentResourceError
+
+        try:
+            parsed, project = model_of([i for i in inputs if i.source.display in plan.slice.files],
+                                       plan.absent(), plan.summary)
+            findings = run_rules(project, settings, selected_rules(settings), failures, options.report_paths)
+            kept = plan.keeps(project)
+        except AbsentResourceError:     # a resource left out was read outside the guarded stages
+            kept = plan.keeps(None)
+        if not kept:     # the slice lacked something: the whole project, as without one
             failures = []
             parsed, project = model_of(inputs)
             findings = run_rules(project, settings, selected_rules(settings), failures, options.report_paths)
@@ -192,6 +201,8 @@ class _SlicePlan:
         self.keys = keys
         self.report_paths = report_paths
         self.slice: "Slice | None" = None
+        # The Terraform side when the slice reads no Terraform file (project_slice.TerraformSummary).
+        self.summary: "TerraformSummary | None" = None
 
     @classmethod
     def make(cls, cache: ParseCache, settings: Settings, settings_key: str, inputs: list[_Input],
@@ -212,6 +223,10 @@ class _SlicePlan:
             return plan
         parsed = {pf.path: pf for pf in _parse_inputs(reported, settings, options, cache)}
         plan.slice = project_slice.select(plan.index, keys, parsed)
+        if plan.slice is not None and not var_inputs:   # --var-file values are evaluated with the files
+            plan.summary = project_slice.load_summary(cache, project_slice.terraform_key(key, plan.index))
+            if plan.summary is not None:
+                plan.slice.files = {p for p in plan.slice.files if not plan.index.files[p].terraform}
         return plan
 
     def absent(self) -> "Absent":
@@ -219,13 +234,14 @@ class _SlicePlan:
 
         return project_slice.absent_of(self.index, self.slice.files)
 
-    def keeps(self, project: Project) -> bool:
+    def keeps(self, project: Project | None) -> bool:
         """Whether the sliced project held all that the reported files
         depend on (project_slice.closed, no decision needed a file left out:
         model.absent); if not, the whole project is read instead."""
         from mlcost_lint import project_slice
 
-        if project_slice.closed(project, self.slice, self.report_paths) and not project.absent.missed:
+        if project is not None and project_slice.closed(project, self.slice, self.report_paths) \
+                and not project.absent.missed:
             project.outside_secrets = project_slice.outside_secrets(self.index, self.slice.files)
             return True
         self.slice = None
@@ -236,6 +252,10 @@ class _SlicePlan:
 
         if self.slice is None:
             index = project_slice.build(project, parsed, self.keys)
+            summary_key = project_slice.terraform_key(self.key, index) if index is not None else None
+            if summary_key is not None and any(entry.terraform for entry in index.files.values()) \
+                    and not self.cache.has(summary_key):     # the same Terraform files: the same summary
+                project_slice.store(self.cache, summary_key, project_slice.summarise(project, parsed))
         elif any(self.index.files[p].key != self.keys[p] for p in self.report_paths):
             index = project_slice.updated(self.index, project, parsed, self.keys, self.report_paths)
         else:

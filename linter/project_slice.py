@@ -46,6 +46,7 @@ from mlcost_lint.parse.document import FileKind, ParsedFile
 if TYPE_CHECKING:
     from mlcost_lint.cache import ParseCache
     from mlcost_lint.model.absent import Absent
+    from mlcost_lint.model.cloud import TerraformModel
     from mlcost_lint.model.project import Project
 
 INDEX_PREFIX = "s"
@@ -68,6 +69,7 @@ class IndexedFile:
     # Reported alone, it needs the whole project: Terraform or JSON, a file
     # that changes the model of others, or one whose values are not known.
     needs_all: bool
+    terraform: bool                 # a Terraform input (a plan included): TerraformSummary stands for it
     offers: tuple                   # what it offers the link stage by name: offers_of()
     # The same as model.absent stand-ins (with the paths its configs name),
     # for the runs that do not read it.
@@ -98,7 +100,7 @@ def load(cache: "ParseCache", key: str) -> ProjectIndex | None:
     return value if isinstance(value, ProjectIndex) else None
 
 
-def store(cache: "ParseCache", key: str, index: ProjectIndex) -> None:
+def store(cache: "ParseCache", key: str, index: "ProjectIndex | TerraformSummary") -> None:
     cache.put(key, index)
 
 
@@ -217,7 +219,7 @@ def _secrets(pf: ParsedFile) -> frozenset[str] | None:
 def _entry(pf: ParsedFile, key: str, partners: set[str]) -> IndexedFile:
     offers = offers_of(pf)
     needs_all = _needs_all(pf)
-    return IndexedFile(key=key, always=needs_all, needs_all=needs_all, offers=offers,
+    return IndexedFile(key=key, always=needs_all, needs_all=needs_all, terraform=_is_terraform(pf), offers=offers,
                        stand_ins=stand_ins_of(pf) if offers else (), secrets=_secrets(pf),
                        partners=tuple(sorted(partners)))
 
@@ -275,7 +277,9 @@ def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str,
                 joined.add(other)
                 todo.append(other)
     chosen = joined | {path for path, entry in files.items() if entry.always}
-    if len(chosen) > MAX_SHARE * len(files):
+    # Terraform files count for nothing: a TerraformSummary usually stands for them.
+    others = sum(1 for entry in files.values() if not entry.terraform)
+    if sum(1 for path in chosen if not files[path].terraform) > MAX_SHARE * others:
         return None
     return Slice(chosen, joined)
 
@@ -332,3 +336,88 @@ def updated(index: ProjectIndex, project: "Project", parsed: list[ParsedFile], k
             entry = files[other]
             files[other] = replace(entry, partners=tuple(sorted({*entry.partners, path})))
     return ProjectIndex(files)
+
+
+# -- the cloud side, for runs that read no Terraform file ------------------------
+
+# What links and workload-side checks read besides node pools: buckets
+# (link.data_paths), launch templates (EFA: MLC502), SageMaker training jobs
+# (workloads of their own: model.managed_sagemaker). Anything else they
+# read of a resource left out is a miss (model.absent.AbsentResource).
+_KEPT_TYPES = frozenset({"aws_s3_bucket", "google_storage_bucket", "azurerm_storage_account",
+                         "azurerm_storage_container", "aws_launch_template", "aws_sagemaker_training_job"})
+
+
+_READ_FROM_YAML = frozenset({"azureml", "parallelcluster"})
+
+
+@dataclass(slots=True)
+class TerraformSummary:
+    """The Terraform side of the project as a sliced run needs it: the
+    resources links and workload-side checks read (node pools and the
+    kinds above), the others as stand-ins, the providers and module calls,
+    and every secret-looking value of the Terraform files and resources."""
+
+    resources: list
+    providers: list
+    module_calls: list
+    secrets: frozenset[str]
+
+    def model(self, log: list) -> "TerraformModel":
+        from mlcost_lint.model.absent import AbsentResource
+        from mlcost_lint.model.cloud import TerraformModel
+
+        taken = set()
+        for r in self.resources:
+            if id(r) not in taken:
+                taken.add(id(r))
+                if isinstance(r, AbsentResource):
+                    object.__setattr__(r, "log", log)
+        # its secrets are known already: collect_secrets walks no resource of it
+        return TerraformModel(resources=list(self.resources), providers=list(self.providers),
+                              module_calls=list(self.module_calls), known_secrets=set(self.secrets),
+                              secrets_taken=taken)
+
+
+def _kept_types() -> frozenset[str]:
+    """Types kept whole: what node_pools() reads (pools, and clusters whose
+    nested pool blocks it reads: GKE, AKS), _KEPT_TYPES, and the notebook
+    types the GPU rules that also report on workloads (MLC201, MLC205) read
+    in the same run (an Azure ML compute instance is an azapi_resource)."""
+    from mlcost_lint.model.node_pools import NESTED_POOL_SPECS, POOL_SPECS
+    from mlcost_lint.rules.compute.notebooks import NOTEBOOKS
+
+    return _KEPT_TYPES | set(POOL_SPECS) | set(NESTED_POOL_SPECS) | set(NOTEBOOKS) | {"azapi_resource"}
+
+
+def summarise(project: "Project", parsed: list[ParsedFile]) -> TerraformSummary:
+    from mlcost_lint.model.absent import AbsentResource
+    from mlcost_lint.model.project import Project
+    from mlcost_lint.secrets import collect_secrets
+
+    terraform = project.terraform
+    kept = _kept_types()
+    stand_ins: dict[tuple[str, str, str], AbsentResource] = {}
+    # Pools read from YAML (ParallelCluster, Azure ML compute) come with their
+    # files, which every slice reads: only Terraform's own resources here.
+    resources = [r if r.type in kept else stand_ins.setdefault((r.type, r.mode, r.origin),
+                                                          AbsentResource(r.type, r.mode, r.origin))
+                 for r in terraform.resources if r.origin not in _READ_FROM_YAML]
+    side = Project(files=[pf for pf in parsed if _is_terraform(pf)], terraform=terraform,
+                   hcl_secrets=project.hcl_secrets)
+    return TerraformSummary(resources, list(terraform.providers), list(terraform.module_calls),
+                            frozenset(collect_secrets(side)))
+
+
+def terraform_key(index_key: str, index: ProjectIndex) -> str:
+    """The summary's key: the index's, and every Terraform file's parse key."""
+    h = hashlib.sha256(index_key.encode())
+    for path, entry in index.files.items():
+        if entry.terraform:
+            h.update(b"\0" + path.encode("utf-8", "surrogatepass") + b"\0" + entry.key.encode())
+    return INDEX_PREFIX + h.hexdigest()[1:]
+
+
+def load_summary(cache: "ParseCache", key: str) -> TerraformSummary | None:
+    value = cache.get(key)
+    return value if isinstance(value, TerraformSummary) else None

@@ -13,7 +13,7 @@ import pytest
 
 from mlc_testing import FIXTURES
 
-from mlcost_lint.config import Settings
+from mlcost_lint.config import Policy, Settings
 from mlcost_lint.pipeline import LintOptions, lint
 
 # Projects with Terraform, workloads and training configs side by side.
@@ -103,11 +103,35 @@ def test_a_config_is_reported_from_a_slice_without_the_unrelated_workloads(tmp_p
     alone = _lint(root, cache, frozenset({config}))
     read = {pf.path for pf in alone.files}
     assert config in read
-    # every Terraform file is read; workloads not linked to the config are not
-    assert {pf.path for pf in whole.files if pf.path.endswith(".tf")} <= read
+    # no Terraform file is read (its summary stands for them); workloads not linked to the config are not
+    assert not {pf.path for pf in alone.files if pf.path.endswith((".tf", ".tfvars"))}
     linked = {link.workload.document.path for link in whole.project.links.configs if link.config.path == config}
     unrelated = {w.document.path for w in whole.project.kubernetes.workloads} - linked - {config}
     assert unrelated and not unrelated & read
+    # the GPU node pools are there, the other resources as stand-ins
+    from mlcost_lint.model.absent import AbsentResource
+
+    kinds = {type(r) for r in alone.project.terraform.resources}
+    assert AbsentResource in kinds and len(kinds) == 2
+    assert len(alone.project.terraform.resources) == len(whole.project.terraform.resources)
+
+
+def test_a_resource_left_out_that_a_rule_reads_makes_the_run_read_everything(tmp_path):
+    # allowed-regions reads every resource's region (MLC702): the slice's
+    # stand-ins answer nothing but their type, so the run reads the project.
+    root, cache, _, config, _ = _demo(tmp_path)
+    workload = "k8s/llama-8b-full-ft-job.yaml"
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        settings = Settings(root=root, select=["ALL"], policy=Policy(allowed_regions=["us-east-1"]))
+        whole = lint(["."], settings, LintOptions(cache_dir=cache, jobs=1))
+        alone = lint(["."], settings, LintOptions(cache_dir=cache, jobs=1, report_paths=frozenset({workload})))
+    finally:
+        os.chdir(old)
+    assert len(alone.files) == len(whole.files)
+    assert [_key(f) for f in alone.findings] == [_key(f) for f in whole.findings if f.location.path == workload]
+    assert any(f.code == "MLC702" for f in whole.findings)
 
 
 def test_another_changed_file_makes_the_run_read_everything(tmp_path):

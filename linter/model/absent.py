@@ -8,6 +8,10 @@ present here by their names only, so the link stage and the rules'
 reference lookups decide as the whole run would. A decision that picks one
 of them needs its content: it is recorded in :attr:`Absent.missed`, and
 the run then reads the whole project instead.
+
+Terraform resources no link or workload-side check reads are left out the
+same way (:class:`AbsentResource`): reading one beyond its type and name is
+such a miss.
 """
 
 from __future__ import annotations
@@ -52,6 +56,32 @@ class AbsentConfigMap:
         return f"ConfigMap/{self.namespace or 'default'}/{self.name}"
 
 
+class AbsentResourceError(Exception):
+    """A cloud resource left out of a sliced run was read beyond its name."""
+
+
+@dataclass(frozen=True, slots=True)
+class AbsentResource:
+    """Terraform resources a sliced run left out of the model (ones no link
+    or workload-side check reads: project_slice.TerraformSummary), one
+    stand-in per type, mode and origin. Those answer as the resources'
+    would, so code that picks resources by type passes over them; anything
+    else is a miss, recorded in ``log`` and raised, and the run then reads
+    the whole project."""
+
+    type: str
+    mode: str
+    origin: str
+    log: list | None = None
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self.log is not None:
+            self.log.append(f"a {self.type} resource ({name})")
+        raise AbsentResourceError(f"{name} of a {self.type} resource left out of this slice of the project")
+
+
 @dataclass(slots=True)
 class Absent:
     configs: list[AbsentConfig] = field(default_factory=list)
@@ -61,7 +91,7 @@ class Absent:
 
 
 def is_absent(item: object) -> bool:
-    return isinstance(item, (AbsentConfig, AbsentConfigMap))
+    return isinstance(item, (AbsentConfig, AbsentConfigMap, AbsentResource))
 
 
 def record_miss(absent: Absent | None, what: str) -> None:
@@ -69,4 +99,5 @@ def record_miss(absent: Absent | None, what: str) -> None:
         absent.missed.append(what)
 
 
-__all__ = ["Absent", "AbsentConfig", "AbsentConfigMap", "is_absent", "record_miss"]
+__all__ = ["Absent", "AbsentConfig", "AbsentConfigMap", "AbsentResource", "AbsentResourceError", "is_absent",
+           "record_miss"]

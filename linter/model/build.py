@@ -116,11 +116,20 @@ class ProjectBuilder:
         self.hcl_trees = hcl_trees
         self.project = Project(files=[])
         self.terraform_files: list[ParsedFile] = []
+        # A sliced run's Terraform side, instead of evaluating Terraform files
+        # (mlcost_lint.project_slice.TerraformSummary): set before terraform().
+        self.terraform_summary = None
         self.azureml_computes: list = []
         self.pcluster: list = []
         self.embedded: list = []
 
     def terraform(self, candidates: list[ParsedFile]) -> None:
+        if self.terraform_summary is not None:
+            # the slice holds no Terraform file (a plan included): nothing to evaluate
+            absent = self.project.absent
+            self.project.terraform = self.terraform_summary.model(absent.missed if absent is not None else [])
+            _release_hcl(self.project, candidates)
+            return
         for pf in candidates:
             if pf.errors or pf.skipped_reason:
                 continue
@@ -176,6 +185,8 @@ class ProjectBuilder:
         project.training.extend(self.embedded)
         if self.terraform_files or self.var_files:
             _add_managed_terraform(project, self.terraform_files or list(self.var_files))
+        elif self.terraform_summary is not None:
+            _add_summarised_jobs(project)
         if self.azureml_computes or any(w.managed is not None for w in project.kubernetes.workloads):
             _resolve_managed(project, self.azureml_computes)
         project.terraform.resources.extend(self.pcluster)   # node pools Terraform rules do not know by type
@@ -339,6 +350,18 @@ def _add_managed_terraform(project: Project, files: list[ParsedFile]) -> None:
     from mlcost_lint.model.managed_sagemaker import add_sagemaker_jobs
 
     _guarded(files[0], 1, "SageMaker training jobs", lambda: add_sagemaker_jobs(project))
+
+
+def _add_summarised_jobs(project: Project) -> None:
+    """SageMaker jobs of a sliced run's Terraform summary; a job that reads
+    a resource left out of it is a miss (model.absent): the run reads all."""
+    from mlcost_lint.model.absent import AbsentResourceError, record_miss
+    from mlcost_lint.model.managed_sagemaker import add_sagemaker_jobs
+
+    try:
+        add_sagemaker_jobs(project)
+    except AbsentResourceError as exc:
+        record_miss(project.absent, str(exc))
 
 
 def _is_azureml(data) -> bool:
