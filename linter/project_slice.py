@@ -376,18 +376,17 @@ class TerraformSummary:
         # its secrets are known already: collect_secrets walks no resource of it
         return TerraformModel(resources=list(self.resources), providers=list(self.providers),
                               module_calls=list(self.module_calls), known_secrets=set(self.secrets),
-                              secrets_taken=taken)
+                              secrets_taken=taken, partial=True)
 
 
 def _kept_types() -> frozenset[str]:
     """Types kept whole: what node_pools() reads (pools, and clusters whose
-    nested pool blocks it reads: GKE, AKS), _KEPT_TYPES, and the notebook
-    types the GPU rules that also report on workloads (MLC201, MLC205) read
-    in the same run (an Azure ML compute instance is an azapi_resource)."""
+    nested pool blocks it reads: GKE, AKS), and _KEPT_TYPES. Checks whose
+    findings are all at the resources they read (notebooks, policy regions)
+    pass over a summary: TerraformModel.cloud_only_resources."""
     from mlcost_lint.model.node_pools import NESTED_POOL_SPECS, POOL_SPECS
-    from mlcost_lint.rules.compute.notebooks import NOTEBOOKS
 
-    return _KEPT_TYPES | set(POOL_SPECS) | set(NESTED_POOL_SPECS) | set(NOTEBOOKS) | {"azapi_resource"}
+    return _KEPT_TYPES | set(POOL_SPECS) | set(NESTED_POOL_SPECS)
 
 
 def summarise(project: "Project", parsed: list[ParsedFile]) -> TerraformSummary:

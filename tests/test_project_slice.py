@@ -13,7 +13,7 @@ import pytest
 
 from mlc_testing import FIXTURES
 
-from mlcost_lint.config import Policy, Settings
+from mlcost_lint.config import Settings
 from mlcost_lint.pipeline import LintOptions, lint
 
 # Projects with Terraform, workloads and training configs side by side.
@@ -116,22 +116,29 @@ def test_a_config_is_reported_from_a_slice_without_the_unrelated_workloads(tmp_p
     assert len(alone.project.terraform.resources) == len(whole.project.terraform.resources)
 
 
-def test_a_resource_left_out_that_a_rule_reads_makes_the_run_read_everything(tmp_path):
-    # allowed-regions reads every resource's region (MLC702): the slice's
-    # stand-ins answer nothing but their type, so the run reads the project.
-    root, cache, _, config, _ = _demo(tmp_path)
+def test_a_resource_left_out_that_a_check_reads_makes_the_run_read_everything(tmp_path, monkeypatch):
+    # A workload rule that reads every resource's arguments: the slice's
+    # stand-ins answer nothing but their type (a miss), so the run reads the
+    # whole project and reports what the whole run does, with no rule failure.
+    from mlcost_lint.engine import all_rules
+
+    rule = next(r for r in all_rules() if r.code == "MLC204")
+    original = rule.check
+
+    def check(self, project, settings):
+        touched = [r.attrs for r in project.terraform.resources]
+        assert touched
+        yield from original(self, project, settings)
+
+    monkeypatch.setattr(rule, "check", check)
+    root, cache, whole, _, _ = _demo(tmp_path)
     workload = "k8s/llama-8b-full-ft-job.yaml"
-    old = os.getcwd()
-    os.chdir(root)
-    try:
-        settings = Settings(root=root, select=["ALL"], policy=Policy(allowed_regions=["us-east-1"]))
-        whole = lint(["."], settings, LintOptions(cache_dir=cache, jobs=1))
-        alone = lint(["."], settings, LintOptions(cache_dir=cache, jobs=1, report_paths=frozenset({workload})))
-    finally:
-        os.chdir(old)
+    alone = _lint(root, cache, frozenset({workload}))
     assert len(alone.files) == len(whole.files)
+    assert not alone.rule_failures
     assert [_key(f) for f in alone.findings] == [_key(f) for f in whole.findings if f.location.path == workload]
-    assert any(f.code == "MLC702" for f in whole.findings)
+    monkeypatch.setattr(rule, "check", original)
+    assert len(_lint(root, cache, frozenset({workload})).files) < len(whole.files)
 
 
 def test_another_changed_file_makes_the_run_read_everything(tmp_path):

@@ -135,6 +135,15 @@ class TerraformModel:
     # those resources: secrets.collect_secrets walks only the others.
     known_secrets: set[str] = field(default_factory=set)
     secrets_taken: set[int] = field(default_factory=set)
+    # The summary a sliced run reads (mlcost_lint.project_slice): such a run
+    # reports in no Terraform file, and the resources no workload-side check
+    # reads are stand-ins (model.absent), so a check whose findings are all
+    # in Terraform files passes over them (cloud_only_resources).
+    partial: bool = False
+
+    def cloud_only_resources(self) -> list[CloudResource]:
+        """The resources for a check that reports only where they are written."""
+        return [] if self.partial else self.resources
 
     def of_type(self, *types: str) -> list[CloudResource]:
         wanted = set(types)

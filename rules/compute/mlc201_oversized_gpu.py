@@ -203,7 +203,7 @@ class OversizedGpu(Rule):
 
     # (d) -----------------------------------------------------------------
     def _notebooks(self, project) -> Iterator[Finding]:
-        for res in project.terraform.resources:
+        for res in project.terraform.cloud_only_resources():    # findings at the notebooks
             kind = NOTEBOOKS.get(res.type)
             if kind is None or res.mode != "managed":
                 continue

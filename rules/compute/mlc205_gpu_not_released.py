@@ -218,7 +218,7 @@ class GpuNotReleased(Rule):
                 yield from self._kubeflow(workload, templates)
             elif workload.kind in LONG_RUNNING_KINDS:
                 yield from self._waiting(project, settings, workload, templates)
-        for resource in project.terraform.resources:
+        for resource in project.terraform.cloud_only_resources():    # notebooks: findings at them
             if resource.mode != "managed":
                 continue
             yield from self._notebook(resource)

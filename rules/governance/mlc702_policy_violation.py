@@ -198,7 +198,7 @@ class PolicyViolation(Rule):
                 f"[{', '.join(entries)}]{note}; use an allowed GPU type")
 
     def _terraform_gpu_types(self, project, entries: list[str]) -> Iterator[Finding]:
-        for r in project.terraform.resources:
+        for r in project.terraform.cloud_only_resources():    # findings at the resources
             reported: set[str] = set()
             for use in gpu_uses(r):
                 if use.model.name in reported:
@@ -290,7 +290,7 @@ class PolicyViolation(Rule):
         wanted = {norm_region(a) for a in allowed}
         shown = ", ".join(allowed)
         by_provider: dict[tuple[str, str], list[CloudResource]] = {}
-        for r in project.terraform.resources:
+        for r in project.terraform.cloud_only_resources():    # findings at the resources or their providers
             found = resource_region(r)
             if found is None:
                 continue
