@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from mlcost_lint.config import Settings
 from mlcost_lint.discover import Discovery, SourceFile, discover
@@ -106,8 +106,9 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
             return _with_inputs(_from_run_cache(hit, found), found, cache)
     var_files = _parse_inputs(var_inputs, settings, options, cache) if var_inputs else []
 
-    def model_of(read: list[_Input], absent: "Absent | None" = None,
-                 terraform: "TerraformSummary | None" = None) -> tuple[list[ParsedFile], Project]:
+    def analyse(read: list[_Input], absent: "Absent | None" = None, terraform: "TerraformSummary | None" = None
+                ) -> _Analysis:
+        """Model, link and rules over ``read`` (the model is built as files are parsed: _ModelFeed)."""
         from mlcost_lint.cache_trees import HclTrees
         from mlcost_lint.model.build import ProjectBuilder
 
@@ -120,34 +121,21 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
             hcl_trees=trees, jobs=parse_jobs(options))
         builder.project.absent = absent
         builder.terraform_summary = terraform
-        # the model is built as files are parsed (_ModelFeed)
         parsed = _parse_inputs(read, settings, options, cache, trees, builder)
         # Discovery problems (unreadable folders, missing paths) are reported like parse errors.
         if found.errors:
             holder = ParsedFile(path="", kind=FileKind.YAML, errors=list(found.errors))
             parsed.append(holder)
-        return parsed, finish_model(builder, parsed, settings)
+        project = finish_model(builder, parsed, settings)
+        failures: list[RuleFailure] = []
+        findings = run_rules(project, settings, selected_rules(settings), failures, options.report_paths)
+        return _Analysis(parsed, project, findings, failures)
 
     plan = _SlicePlan.make(cache, settings, settings_key, inputs, var_inputs, options, paths) \
         if cache is not None else None
-    failures: list[RuleFailure] = []
-    if plan is not None and plan.slice is not None:
-        from mlcost_lint.model.absent import AbsentResourceError
-
-        try:
-            parsed, project = model_of([i for i in inputs if i.source.display in plan.slice.files],
-                                       plan.absent(), plan.summary)
-            findings = run_rules(project, settings, selected_rules(settings), failures, options.report_paths)
-            kept = plan.keeps(project)
-        except AbsentResourceError:     # a resource left out was read outside the guarded stages
-            kept = plan.keeps(None)
-        if not kept:     # the slice lacked something: the whole project, as without one
-            failures = []
-            parsed, project = model_of(inputs)
-            findings = run_rules(project, settings, selected_rules(settings), failures, options.report_paths)
-    else:
-        parsed, project = model_of(inputs)
-        findings = run_rules(project, settings, selected_rules(settings), failures, options.report_paths)
+    # a slice of the project when the index allows one and it held all it needed; else the whole project
+    done = plan.analyse(analyse, inputs) if plan is not None and plan.slice is not None else None
+    parsed, project, findings, failures = done or analyse(inputs)
     if options.report_paths is not None:
         findings = [f for f in findings if f.location.path in options.report_paths]
     # Money on accelerator findings: one pricing step for every rule (mlcost_lint.pricing).
@@ -185,6 +173,13 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
         cache.prune()
         cache.close()
     return _with_inputs(out, found, cache)
+
+
+class _Analysis(NamedTuple):
+    parsed: list[ParsedFile]
+    project: Project
+    findings: list[Finding]
+    failures: list[RuleFailure]
 
 
 class _SlicePlan:
@@ -229,23 +224,26 @@ class _SlicePlan:
                 plan.slice.files = {p for p in plan.slice.files if not plan.index.files[p].terraform}
         return plan
 
-    def absent(self) -> "Absent":
+    def analyse(self, analyse: Callable[..., "_Analysis"], inputs: list[_Input]) -> "_Analysis | None":
+        """``analyse`` over the slice, or None when the slice lacked something
+        the reported files depend on (project_slice.closed, or a decision
+        that needed a file left out: model.absent), even where no stage
+        guards against it: the caller then reads the whole project."""
         from mlcost_lint import project_slice
+        from mlcost_lint.model.absent import AbsentResourceError
 
-        return project_slice.absent_of(self.index, self.slice.files)
-
-    def keeps(self, project: Project | None) -> bool:
-        """Whether the sliced project held all that the reported files
-        depend on (project_slice.closed, no decision needed a file left out:
-        model.absent); if not, the whole project is read instead."""
-        from mlcost_lint import project_slice
-
-        if project is not None and project_slice.closed(project, self.slice, self.report_paths) \
-                and not project.absent.missed:
-            project.outside_secrets = project_slice.outside_secrets(self.index, self.slice.files)
-            return True
-        self.slice = None
-        return False
+        chosen = self.slice.files
+        try:
+            done = analyse([i for i in inputs if i.source.display in chosen],
+                           project_slice.absent_of(self.index, chosen), self.summary)
+        except AbsentResourceError:
+            done = None
+        if done is None or done.project.absent.missed \
+                or not project_slice.closed(done.project, self.slice, self.report_paths):
+            self.slice = None
+            return None
+        done.project.outside_secrets = project_slice.outside_secrets(self.index, chosen)
+        return done
 
     def record(self, project: Project, parsed: list[ParsedFile]) -> None:
         from mlcost_lint import project_slice

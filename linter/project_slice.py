@@ -8,25 +8,27 @@ pools, data paths to buckets. Reading all of it costs what a full run costs
 the findings of the reported files can depend on is smaller, and the run
 before this one knows it:
 
-- every Terraform input and JSON file (pools, buckets, regions, managed
-  jobs, plans: the model of the cloud side is always whole);
-- every file that offers the link stage something by name (a file-backed
-  or embedded training config, a ConfigMap): the universe config paths are
-  resolved in (longest suffix, "unique in the scan", nearest copy), so
-  every such decision is the full run's;
+- the reported files, and every file joined to them in the run that wrote
+  the index (workload <-> config links, config references, mounted
+  ConfigMaps), closed over those joins (a config's launch-line override
+  needs all of its runners; a config's partners are the other configs of
+  its workloads);
 - files that change the model of others (Karpenter NodePools,
   kustomizations, ParallelCluster and Azure ML compute), and files whose
   secret-looking values are not known without reading them;
-- the reported files, and every file joined to them through workload ->
-  config links in the run that wrote the index, closed over those links
-  (a config's launch-line override needs all of its runners; a config's
-  partners are the other configs of its workloads).
+- the Terraform side as a summary written once per Terraform content
+  (TerraformSummary), or every Terraform file when there is none.
+
+Configs and ConfigMaps of the files left out stay in the resolvers by name
+(model.absent stand-ins): the longest suffix, "unique in the scan" and the
+nearest copy are decided over all of them, as in the full run, and a
+decision that needs a left-out file's content is a miss.
 
 The slice is used only when the rest of the project is as the index saw it
 (same files, same content, and the reported files offer the same names), and
 the run checks afterwards that the reported files' workloads linked no
-config outside it (``closed``); otherwise the whole project is read, as
-before, and a fresh index is written. Values of the files left out that
+config outside it (``closed``) and that nothing missed; otherwise the whole
+project is read, as before, and a fresh index is written. Values of the files left out that
 look secret still reach the redaction (Project.outside_secrets).
 
 bench/report_alone.py is the gate: each file reported alone must give the
@@ -65,14 +67,13 @@ class IndexedFile:
     """One file as the run that wrote the index read it."""
 
     key: str                        # its parse-cache key (content, display path, kind)
-    always: bool                    # read by every slice (the module docstring's first three groups)
-    # Reported alone, it needs the whole project: Terraform or JSON, a file
-    # that changes the model of others, or one whose values are not known.
+    # Read by every slice, and reported alone it needs the whole project:
+    # Terraform (a plan included), a file that changes the model of others,
+    # or one whose values are not known.
     needs_all: bool
     terraform: bool                 # a Terraform input (a plan included): TerraformSummary stands for it
-    offers: tuple                   # what it offers the link stage by name: offers_of()
-    # The same as model.absent stand-ins (with the paths its configs name),
-    # for the runs that do not read it.
+    # What it offers the link stage by name, as model.absent stand-ins (with
+    # the paths its configs name), for the runs that do not read it.
     stand_ins: tuple
     secrets: frozenset[str] | None  # its secret-looking values (None: unknown, so it is always read)
     partners: tuple[str, ...] = ()  # files joined to it by a workload -> config link
@@ -106,26 +107,21 @@ def store(cache: "ParseCache", key: str, index: "ProjectIndex | TerraformSummary
 
 # -- what one file offers and whether every slice reads it ---------------------
 
-def offers_of(pf: ParsedFile) -> tuple:
-    """The names the link stage (and the rules' config references) may
-    resolve to this file: its file-backed and embedded training configs
-    (path, framework, ConfigMap and key) and its ConfigMaps (name,
-    namespace, data keys). Sorted, so two reads of one content compare equal."""
-    model = pf.model
-    if model is None:
-        return ()
-    out = []
-    for config in (*model.training, *model.embedded):
-        if config.launch_line:
-            continue
-        out.append(("config", config.path, config.framework.value, config.embedded_in or "",
-                    str(config.embedded_key or "")))
-    for cm in model.config_maps:
-        out.append(("configmap", cm.name, cm.namespace or "", *sorted(str(k) for k in cm.data)))
-    return tuple(sorted(out))
+def offers(stand_ins: tuple) -> tuple:
+    """The names in ``stand_ins`` the link stage (and the rules' config
+    references) may resolve to their file: training configs (path,
+    framework, ConfigMap and key) and ConfigMaps (name, namespace, data
+    keys), without the paths the configs name. Sorted, so two reads of one
+    content compare equal."""
+    from mlcost_lint.model.absent import AbsentConfig
+
+    return tuple(sorted(
+        ("config", s.path, s.framework, s.embedded_in or "", s.embedded_key or "") if isinstance(s, AbsentConfig)
+        else ("configmap", s.name, s.namespace or "", *sorted(s.keys)) for s in stand_ins))
 
 
 def stand_ins_of(pf: ParsedFile) -> tuple:
+    """Its file-backed and embedded training configs and its ConfigMaps, by name."""
     from mlcost_lint.model.absent import AbsentConfig, AbsentConfigMap
 
     model = pf.model
@@ -187,25 +183,15 @@ def _partners(project: "Project") -> dict[str, set[str]]:
     for cm in project.kubernetes.config_maps:
         maps.setdefault(cm.name, set()).add(cm.document.path)
     if maps:
+        from mlcost_lint.link.configs import mounted_files
+
         for workload in (*project.kubernetes.workloads, *project.kubernetes.fragments):
             for template in workload.templates:
-                for name in _mounted_config_maps(template):
-                    for path in maps.get(name, ()):
-                        join(workload.document.path, path)
+                for container in template.containers:
+                    for mounted in mounted_files(template, container):
+                        for path in maps.get(mounted.config_map, ()):
+                            join(workload.document.path, path)
     return out
-
-
-def _mounted_config_maps(template) -> list[str]:
-    names = []
-    for vol in template.volumes:
-        if not isinstance(vol, dict):
-            continue
-        sources = [vol.get("configMap")]
-        projected = vol.get("projected")
-        if isinstance(projected, dict) and isinstance(projected.get("sources"), list):
-            sources += [s.get("configMap") for s in projected["sources"] if isinstance(s, dict)]
-        names += [src["name"] for src in sources if isinstance(src, dict) and isinstance(src.get("name"), str)]
-    return names
 
 
 def _secrets(pf: ParsedFile) -> frozenset[str] | None:
@@ -217,11 +203,8 @@ def _secrets(pf: ParsedFile) -> frozenset[str] | None:
 
 
 def _entry(pf: ParsedFile, key: str, partners: set[str]) -> IndexedFile:
-    offers = offers_of(pf)
-    needs_all = _needs_all(pf)
-    return IndexedFile(key=key, always=needs_all, needs_all=needs_all, terraform=_is_terraform(pf), offers=offers,
-                       stand_ins=stand_ins_of(pf) if offers else (), secrets=_secrets(pf),
-                       partners=tuple(sorted(partners)))
+    return IndexedFile(key=key, needs_all=_needs_all(pf), terraform=_is_terraform(pf), stand_ins=stand_ins_of(pf),
+                       secrets=_secrets(pf), partners=tuple(sorted(partners)))
 
 
 def build(project: "Project", parsed: list[ParsedFile], keys: dict[str, str | None]) -> ProjectIndex | None:
@@ -267,7 +250,7 @@ def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str,
             return None
     for path, pf in reported.items():
         old = files.get(path)
-        if old is None or old.needs_all or _needs_all(pf) or offers_of(pf) != old.offers:
+        if old is None or old.needs_all or _needs_all(pf) or offers(stand_ins_of(pf)) != offers(old.stand_ins):
             return None
     todo = list(reported)
     joined = set(todo)
@@ -276,7 +259,7 @@ def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str,
             if other not in joined:
                 joined.add(other)
                 todo.append(other)
-    chosen = joined | {path for path, entry in files.items() if entry.always}
+    chosen = joined | {path for path, entry in files.items() if entry.needs_all}
     # Terraform files count for nothing: a TerraformSummary usually stands for them.
     others = sum(1 for entry in files.values() if not entry.terraform)
     if sum(1 for path in chosen if not files[path].terraform) > MAX_SHARE * others:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mlcost_lint.model.kubernetes import config_map_address
+
 
 @dataclass(frozen=True, slots=True)
 class AbsentDocument:
@@ -53,7 +55,7 @@ class AbsentConfigMap:
 
     @property
     def address(self) -> str:
-        return f"ConfigMap/{self.namespace or 'default'}/{self.name}"
+        return config_map_address(self.name, self.namespace)
 
 
 class AbsentResourceError(Exception):

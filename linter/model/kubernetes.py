@@ -222,6 +222,11 @@ class Workload(Located):
         return out
 
 
+def config_map_address(name: str, namespace: str | None) -> str:
+    """How findings and embedded configs name a ConfigMap (also one a sliced run did not read: model.absent)."""
+    return f"ConfigMap/{namespace or 'default'}/{name}"
+
+
 @dataclass(slots=True)
 class ConfigMap(Located):
     name: str = ""
@@ -230,7 +235,7 @@ class ConfigMap(Located):
 
     @property
     def address(self) -> str:
-        return f"ConfigMap/{self.namespace or 'default'}/{self.name}"
+        return config_map_address(self.name, self.namespace)
 
 
 @dataclass(slots=True)
