@@ -113,7 +113,13 @@ def test_a_config_is_reported_from_a_slice_without_the_unrelated_workloads(tmp_p
 
     kinds = {type(r) for r in alone.project.terraform.resources}
     assert AbsentResource in kinds and len(kinds) == 2
-    assert len(alone.project.terraform.resources) == len(whole.project.terraform.resources)
+    # every type is there; each stand-in once (one per type, mode and origin)
+    summary, full = alone.project.terraform.resources, whole.project.terraform.resources
+    assert {(r.type, r.mode, r.origin) for r in summary} == {(r.type, r.mode, r.origin) for r in full}
+    stand_ins = [r for r in summary if isinstance(r, AbsentResource)]
+    assert len(stand_ins) == len({(r.type, r.mode, r.origin) for r in stand_ins}) < len(full) - len(summary) + len(stand_ins)
+    pools = [r for r in full if r.type == "aws_eks_node_group"]
+    assert pools and [r.address for r in summary if r.type == "aws_eks_node_group"] == [r.address for r in pools]
 
 
 def test_a_resource_left_out_that_a_check_reads_makes_the_run_read_everything(tmp_path, monkeypatch):

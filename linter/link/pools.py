@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from mlcost_lint.model.capacity import template_capacity
-from mlcost_lint.model.node_pools import NodePool, Taint, karpenter_pools, node_pools
+from mlcost_lint.model.node_pools import NodePool, Taint, karpenter_pools, schedulable_pools
 from mlcost_lint.model.scheduling import (
     INSTANCE_TYPE_LABELS,
     POOL_NAME_LABELS,
@@ -55,7 +55,7 @@ def pools_of(project: Project) -> list[NodePool]:
     node groups / pools and Karpenter NodePools in the scan."""
     out: list[NodePool] = []
     for res in project.terraform.resources:
-        out.extend(p for p in node_pools(res) if p.schedulable)
+        out.extend(schedulable_pools(res))
     out.extend(karpenter_pools(doc for f in project.files if f.kind == FileKind.YAML for doc in f.documents))
     return out
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mlcost_lint.model.kubernetes import config_map_address
+from mlcost_lint.pickling import pickled_by_fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +27,7 @@ class AbsentDocument:
     path: str
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class AbsentConfig:
     """A file-backed or embedded training config that was not read."""
@@ -42,6 +44,7 @@ class AbsentConfig:
         return AbsentDocument(self.path)
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class AbsentConfigMap:
     name: str

@@ -399,10 +399,26 @@ def node_pools(resource: "CloudResource") -> list[NodePool]:
     return out
 
 
+# Resource types with pools Kubernetes pods can be scheduled on (the link
+# stage's pools): a pool spec with a Scheduling row, at top level or nested.
+SCHEDULABLE_POOL_TYPES: frozenset[str] = frozenset(
+    [t for t, spec in POOL_SPECS.items() if spec.scheduling is not None]
+    + [t for t, nested in NESTED_POOL_SPECS.items() if nested.spec.scheduling is not None])
+
+
+def schedulable_pools(resource: "CloudResource") -> list[NodePool]:
+    """The pools of ``resource`` Kubernetes pods can be scheduled on."""
+    if resource.type not in SCHEDULABLE_POOL_TYPES:
+        return []
+    return [p for p in node_pools(resource) if p.schedulable]
+
+
 def gpu_pools(project: Any) -> list[NodePool]:
-    """Every pool in the project that is known GPU capacity."""
+    """Every pool in the project that is known GPU capacity, for checks that
+    report at the pools (a sliced run's summary has none: see
+    TerraformModel.cloud_only_resources)."""
     out = []
-    for resource in project.terraform.resources:
+    for resource in project.terraform.cloud_only_resources():
         out.extend(p for p in node_pools(resource) if p.is_gpu and p.counts_for_rules)
     return out
 
