@@ -107,6 +107,8 @@ _DATA_MODULES = frozenset({
     "mlcost_lint.model.managed", "mlcost_lint.model.batch", "mlcost_lint.catalogue",
     # the index a reporting run chooses the files it reads by (mlcost_lint.project_slice)
     "mlcost_lint.project_slice", "mlcost_lint.model.absent",
+    # folder walks kept between runs (mlcost_lint.discover_cache)
+    "mlcost_lint.discover", "mlcost_lint.discover_cache",
 })
 # Module-level singletons an entry may name (evaluated Terraform values hold UNKNOWN).
 _SINGLETONS = frozenset({("mlcost_lint.model.core", "UNKNOWN")})

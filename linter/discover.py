@@ -10,10 +10,15 @@ import fnmatch
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mlcost_lint.gitignore import GitIgnore, Rule
 from mlcost_lint.parse.document import FileKind, ParseError
+from mlcost_lint.pickling import pickled_by_fields
 from mlcost_lint.redact import escape_controls
+
+if TYPE_CHECKING:
+    from mlcost_lint.discover_cache import WalkCache
 
 # Folders never worth reading: VCS data, downloaded modules, dependencies, caches.
 SKIPPED_DIRS = frozenset({
@@ -40,9 +45,10 @@ STDIN = "-"
 STDIN_DISPLAY = "stdin"
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class SourceFile:
-    path: Path          # where to read it (STDIN for standard input)
+    path: str           # where to read it, as the system takes it (STDIN for standard input)
     display: str        # relative to the working directory, "/"-separated
     kind: FileKind
     # False for files found by walking a folder: a final link that appears
@@ -51,6 +57,7 @@ class SourceFile:
     follow: bool = True
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Skip:
     """A path discovery did not read, and why: ``reason`` is "gitignore"
@@ -85,10 +92,10 @@ def kind_of(name: str) -> FileKind | None:
     return None
 
 
-def _sniffed_kind(path: Path) -> FileKind | None:
+def _sniffed_kind(path: str) -> FileKind | None:
     """A file with no extension that starts with a shell shebang may be a
     Slurm batch script (its content decides when it is parsed)."""
-    if "." in path.name:
+    if "." in os.path.basename(path):
         return None
     from mlcost_lint.parse.slurm import has_shell_shebang
 
@@ -214,7 +221,7 @@ def _walk(top: str, top_display: str, on_error):
     folder's display path (its parent's plus its name: one relpath per walk,
     not per folder) and the files' directory entries (their type comes with
     the listing: no lstat per file). Yields (dirpath, display, dirnames,
-    {file name: DirEntry}); as with os.walk, the caller may prune dirnames,
+    {file name: DirEntry}, [folder links]); as with os.walk, the caller may prune dirnames,
     folders that are links are listed in dirnames but not entered, and a
     folder that cannot be listed goes to ``on_error``."""
     stack = [(top, top_display)]
@@ -242,7 +249,7 @@ def _walk(top: str, top_display: str, on_error):
         except OSError as exc:
             on_error(exc)
             continue
-        yield dirpath, display, dirs, files
+        yield dirpath, display, dirs, files, [os.path.join(dirpath, d) for d in dirs if d in links]
         stack.extend((os.path.join(dirpath, d), d if display == "." else f"{display}/{d}")
                      for d in reversed(dirs) if d not in links)
 
@@ -262,116 +269,152 @@ def _why(rule: Rule, cwd: Path) -> str:
     return f"'{rule.text}' in {where}"
 
 
+def _checked(path: str, kind: FileKind, display: str, follow: bool, explicit: bool, exclude: list[str],
+             root: Path, cwd: Path) -> "SourceFile | Skip | ParseError":
+    """A found file as discovery keeps it: to read, excluded, or a name not read."""
+    pattern = excluded_by(display, exclude, root, cwd)
+    if pattern is not None:
+        return Skip(display, "exclude", pattern, explicit=explicit)
+    if escape_controls(display) != display:
+        # A line break in a path would start a new line of text output (in
+        # a CI log, a "::error" line is a workflow command): not read.
+        # Names that are not UTF-8 arrive as lone surrogates (surrogateescape).
+        why = "is not valid UTF-8" if any("\ud800" <= c <= "\udfff" for c in display) \
+            else "contains control characters"
+        return ParseError(escape_controls(display), 1, 1, f"file name {why}; not read")
+    return SourceFile(path, display, kind, follow)
+
+
+@dataclass(slots=True)
+class FolderWalk:
+    """What walking one folder given on the command line found, in order:
+    ``events`` are (display, item) with item a SourceFile, Skip or
+    ParseError; display is None for what is kept whatever came before (a
+    folder or file passed over, an unreadable folder), else the item is
+    kept only the first time its display path is seen in the run.
+    ``watched``: as Discovery.watched. ``links``: the links met, whose
+    targets decide what they are (discover_cache stamps them)."""
+
+    events: list[tuple[str | None, object]] = field(default_factory=list)
+    watched: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+
+
+def walk_folder(start: Path, exclude: list[str], root: Path, cwd: Path, respect_gitignore: bool) -> FolderWalk:
+    """Every file under ``start`` discovery reads or passes over, in walk order."""
+    out = FolderWalk()
+    events, watched = out.events, out.watched
+
+    def on_error(exc: OSError) -> None:
+        watched.append(os.fspath(exc.filename or start))
+        where = escape_controls(display_path(Path(exc.filename or start), cwd))
+        events.append((None, ParseError(where, 1, 1, f"cannot read directory: {exc.strerror or exc}")))
+
+    ignore = GitIgnore.for_walk(start) if respect_gitignore else None
+
+    def keep_dir(dirpath: str, folder: str, d: str) -> bool:
+        # Strings, not Paths: a real tree has a folder per two files, and
+        # pathlib and relpath per folder were a third of a warm run there.
+        if d in SKIPPED_DIRS:
+            return False
+        # A folder not entered is watched by its own stamp (a pyvenv.cfg
+        # made or removed in it moves it); an entered one is, when walked.
+        if os.path.lexists(os.path.join(dirpath, d, "pyvenv.cfg")):
+            watched.append(os.path.join(dirpath, d))
+            return False
+        display = d if folder == "." else f"{folder}/{d}"
+        pattern = excluded_by(display, exclude, root, cwd)
+        if pattern is not None:
+            watched.append(os.path.join(dirpath, d))
+            events.append((None, Skip(display, "exclude", pattern, is_dir=True)))
+            return False
+        rule = ignore.match(os.path.join(dirpath, d), is_dir=True) if ignore is not None else None
+        if rule is not None:
+            watched.append(os.path.join(dirpath, d))
+            events.append((None, Skip(display, "gitignore", _why(rule, cwd), is_dir=True)))
+            return False
+        return True
+
+    # Symlinked folders (and loops) are never entered.
+    for dirpath, folder, dirnames, files, links in _walk(str(start), display_path(start, cwd), on_error):
+        watched.append(dirpath)
+        out.links += links
+        if ignore is not None:
+            ignore.enter(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if keep_dir(dirpath, folder, d))
+        for name in sorted(files):
+            kind = kind_of(name)
+            if kind is None and "." in name:
+                continue
+            is_link, is_regular = _entry_type(files[name])   # from the listing: no lstat per file
+            full = os.path.join(dirpath, name)
+            if is_link:
+                out.links.append(full)
+            if kind is None and (is_regular or is_regular is None):
+                watched.append(full)    # its first bytes decide
+                kind = _sniffed_kind(full)
+            if kind is None:
+                continue
+            display = name if folder == "." else f"{folder}/{name}"
+            rule = ignore.match(full, is_dir=False) if ignore is not None else None
+            if rule is not None:
+                events.append((None, Skip(display, "gitignore", _why(rule, cwd))))
+                continue
+            if is_link:
+                continue  # links may point outside the tree; not followed by default
+            if is_regular is False:
+                continue  # FIFOs, sockets, devices: reading them blocks or never ends
+            events.append((display, _checked(full, kind, display, False, False, exclude, root, cwd)))
+    if ignore is not None:
+        watched += ignore.consulted
+    return out
+
+
 def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None = None,
-             respect_gitignore: bool = False) -> Discovery:
+             respect_gitignore: bool = False, walks: "WalkCache | None" = None) -> Discovery:
     """The files to read under ``paths``. A file named explicitly is read
     whatever .gitignore says (as ruff and git do), but not when an exclude
     pattern matches it (pre-commit passes every changed file): that is
-    recorded as an explicit :class:`Skip` so the CLI can say so."""
+    recorded as an explicit :class:`Skip` so the CLI can say so. ``walks``
+    keeps each folder's walk between runs (discover_cache)."""
     cwd = cwd or Path.cwd()
     out = Discovery()
     seen: set[str] = set()
+    lists = {SourceFile: out.files, Skip: out.skipped, ParseError: out.errors}
 
-    def add(path: Path, kind: FileKind, follow: bool = True, explicit: bool = False,
-            display: str | None = None) -> None:
-        display = display_path(path, cwd) if display is None else display
-        if display in seen:
-            return
-        pattern = excluded_by(display, exclude, root, cwd)
-        if pattern is not None:
+    def keep(display: str | None, item: object) -> None:
+        if display is not None:
+            if display in seen:
+                return
             seen.add(display)
-            out.skipped.append(Skip(display, "exclude", pattern, explicit=explicit))
-            return
-        if escape_controls(display) != display:
-            # A line break in a path would start a new line of text output (in
-            # a CI log, a "::error" line is a workflow command): not read.
-            seen.add(display)
-            # Names that are not UTF-8 arrive as lone surrogates (surrogateescape).
-            why = "is not valid UTF-8" if any("\ud800" <= c <= "\udfff" for c in display) \
-                else "contains control characters"
-            out.errors.append(ParseError(escape_controls(display), 1, 1, f"file name {why}; not read"))
-            return
-        seen.add(display)
-        out.files.append(SourceFile(path, display, kind, follow))
+        lists[type(item)].append(item)
 
     for raw in paths:
         if raw == STDIN:
-            if STDIN_DISPLAY not in seen:
-                seen.add(STDIN_DISPLAY)
-                out.files.append(SourceFile(Path(STDIN), STDIN_DISPLAY, FileKind.YAML))
+            keep(STDIN_DISPLAY, SourceFile(STDIN, STDIN_DISPLAY, FileKind.YAML))
             continue
         start = Path(raw)
         out.watched.append(raw)
         if _is_file(start):
             # A file named explicitly is read whatever its name, if we know its kind.
-            kind = kind_of(start.name) or _sniffed_kind(start)
+            kind = kind_of(start.name) or _sniffed_kind(raw)
             if kind is not None:
-                add(start, kind, explicit=True)
+                display = display_path(start, cwd)
+                if display not in seen:
+                    keep(display, _checked(raw, kind, display, True, True, exclude, root, cwd))
             continue
         if not _is_dir(start):
             # A FIFO or device would block the read (or never end): never opened.
             problem = "not a regular file or folder; not read" if _exists(start) else "path does not exist"
             out.errors.append(ParseError(display_path(start, cwd), 1, 1, problem))
             continue
-
-        def on_error(exc: OSError, _start: Path = start) -> None:
-            out.watched.append(os.fspath(exc.filename or _start))
-            where = escape_controls(display_path(Path(exc.filename or _start), cwd))
-            out.errors.append(ParseError(where, 1, 1, f"cannot read directory: {exc.strerror or exc}"))
-
-        ignore = GitIgnore.for_walk(start) if respect_gitignore else None
-
-        def keep_dir(dirpath: str, folder: str, d: str) -> bool:
-            # Strings, not Paths: a real tree has a folder per two files, and
-            # pathlib and relpath per folder were a third of a warm run there.
-            if d in SKIPPED_DIRS:
-                return False
-            # A folder not entered is watched by its own stamp (a pyvenv.cfg
-            # made or removed in it moves it); an entered one is, when walked.
-            if os.path.lexists(os.path.join(dirpath, d, "pyvenv.cfg")):
-                out.watched.append(os.path.join(dirpath, d))
-                return False
-            display = d if folder == "." else f"{folder}/{d}"
-            pattern = excluded_by(display, exclude, root, cwd)
-            if pattern is not None:
-                out.watched.append(os.path.join(dirpath, d))
-                out.skipped.append(Skip(display, "exclude", pattern, is_dir=True))
-                return False
-            rule = ignore.match(os.path.join(dirpath, d), is_dir=True) if ignore is not None else None
-            if rule is not None:
-                out.watched.append(os.path.join(dirpath, d))
-                out.skipped.append(Skip(display, "gitignore", _why(rule, cwd), is_dir=True))
-                return False
-            return True
-
-        # Symlinked folders (and loops) are never entered.
-        for dirpath, folder, dirnames, files in _walk(str(start), display_path(start, cwd), on_error):
-            out.watched.append(dirpath)
-            if ignore is not None:
-                ignore.enter(dirpath)
-            dirnames[:] = sorted(d for d in dirnames if keep_dir(dirpath, folder, d))
-            for name in sorted(files):
-                kind = kind_of(name)
-                if kind is None and "." in name:
-                    continue
-                is_link, is_regular = _entry_type(files[name])   # from the listing: no lstat per file
-                full = Path(dirpath, name)
-                if kind is None and (is_regular or is_regular is None):
-                    out.watched.append(str(full))    # its first bytes decide
-                    kind = _sniffed_kind(full)
-                if kind is None:
-                    continue
-                display = name if folder == "." else f"{folder}/{name}"
-                rule = ignore.match(os.path.join(dirpath, name), is_dir=False) if ignore is not None else None
-                if rule is not None:
-                    out.skipped.append(Skip(display, "gitignore", _why(rule, cwd)))
-                    continue
-                if is_link:
-                    continue  # links may point outside the tree; not followed by default
-                if is_regular is False:
-                    continue  # FIFOs, sockets, devices: reading them blocks or never ends
-                add(full, kind, follow=False, display=display)
-        if ignore is not None:
-            out.watched += ignore.consulted
+        walked = walks.get(raw) if walks is not None else None
+        if walked is None:
+            walked = walk_folder(start, exclude, root, cwd, respect_gitignore)
+            if walks is not None:
+                walks.put(raw, walked)
+        for display, item in walked.events:
+            keep(display, item)
+        out.watched += walked.watched
     out.files.sort(key=lambda f: f.display)
     return out

@@ -74,10 +74,15 @@ class LintResult:
 
 def lint(paths: list[str], settings: Settings, options: LintOptions | None = None) -> LintResult:
     options = options or LintOptions()
-    found: Discovery = discover(paths, settings.all_excludes, settings.root,
-                                respect_gitignore=settings.respect_gitignore)
     max_bytes = int(settings.max_file_size_mb * 1_000_000)
     cache = _open_cache(settings, options, max_bytes, list(paths)) if options.use_cache else None
+    walks = None
+    if cache is not None:
+        from mlcost_lint.discover_cache import WalkCache
+
+        walks = WalkCache(cache, settings.all_excludes, settings.root, Path.cwd(), settings.respect_gitignore)
+    found: Discovery = discover(paths, settings.all_excludes, settings.root,
+                                respect_gitignore=settings.respect_gitignore, walks=walks)
     index = None
     if cache is not None:
         from mlcost_lint.file_index import FileIndex
@@ -86,7 +91,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     inputs = _read_all(found.files, max_bytes, options, cache, index)
     if index is not None:
         index.save()
-    var_inputs = _read_all([SourceFile(Path(v), v, FileKind.TERRAFORM_VARS) for v in options.var_files],
+    var_inputs = _read_all([SourceFile(v, v, FileKind.TERRAFORM_VARS) for v in options.var_files],
                            max_bytes, options, cache)
     key = None
     if cache is not None:

@@ -125,7 +125,7 @@ def invocation_key(argv: list[str], cwd: str) -> str:
     # The interpreter's own folders and site-packages: installing or
     # upgrading a dependency (PyYAML, python-hcl2) renames a folder there.
     # sys.path[0] is the script's folder (or the working folder under -m).
-    parts += [f"path {p} {_stamp(p)}" for p in sys.path[1:]]
+    parts += [f"path {p} {path_stamp(p)}" for p in sys.path[1:]]
     parts.append(f"argv {len(argv)}")
     parts += argv
     h = hashlib.sha256()
@@ -141,7 +141,7 @@ def _isatty(stream: Any) -> int:
         return 0
 
 
-def _stamp(path: str) -> Stamp:
+def path_stamp(path: str) -> Stamp:
     """The stat stamp of ``path`` without following a final link (and of
     what a link points at): (0,) when absent, (-1, errno) when unaskable."""
     try:
@@ -160,7 +160,15 @@ def _stamp(path: str) -> Stamp:
     return out
 
 
-def _racy(stamp: Stamp, before_ns: int, now_ns: int) -> bool:
+def margin_ns() -> int:
+    """How much older than the run a stamp must be to be trusted."""
+    try:
+        return int(os.environ.get(_MARGIN_ENV, MARGIN_NS))
+    except ValueError:
+        return MARGIN_NS
+
+
+def too_recent(stamp: Stamp, before_ns: int, now_ns: int) -> bool:
     """Whether a time in the stamp is too recent to trust (or in the future)."""
     for i in range(4, len(stamp), 6):
         if i + 1 < len(stamp) and not (stamp[i] < before_ns and stamp[i + 1] < before_ns):
@@ -271,7 +279,7 @@ def _replay(key: str, argv: list[str], cwd: str) -> int | None:
         if entry is None:
             continue
         manifest, chunks, code = entry
-        if all(_stamp(path) == tuple(st) for path, st in manifest):
+        if all(path_stamp(path) == tuple(st) for path, st in manifest):
             return _write(chunks, code)
     return None
 
@@ -401,15 +409,11 @@ class Capture:
         pending, _pending = _pending, None
         if pending is None or self.broken or code not in (0, 1) or isinstance(code, bool):
             return
-        try:
-            margin = int(os.environ.get(_MARGIN_ENV, MARGIN_NS))
-        except ValueError:
-            margin = MARGIN_NS
-        before, now = self.began_ns - margin, time.time_ns()
+        before, now = self.began_ns - margin_ns(), time.time_ns()
         manifest = []
         for path in _watched(pending):
-            st = _stamp(path)
-            if _racy(st, before, now):
+            st = path_stamp(path)
+            if too_recent(st, before, now):
                 return
             manifest.append((path, st))
         payload = marshal.dumps((FORMAT, self.key, manifest, self.chunks, code))

@@ -378,7 +378,7 @@ def test_every_fixture_parse_result_and_model_loads_through_the_cache_unpickler(
     assert len(files) > 300
     modelled = 0
     for sf in files:
-        parsed = _parse_file(sf.path.read_bytes(), sf.display, sf.kind, 500, True)
+        parsed = _parse_file(Path(sf.path).read_bytes(), sf.display, sf.kind, 500, True)
         assert parsed.model is not None, sf.display
         back = cache_trees.joined(*cache_trees.payloads(parsed))
         for payload in cache_trees.payloads(parsed):

@@ -99,7 +99,8 @@ def test_the_walk_is_os_walk_without_following_links(tmp_path: Path):
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
                 theirs.append((dirpath, list(dirnames), sorted(filenames)))
             ours, our_errors = [], []
-            for dirpath, display, dirnames, files in _walk(str(root), ".", our_errors.append):
+            for dirpath, display, dirnames, files, links in _walk(str(root), ".", our_errors.append):
+                assert links == [os.path.join(dirpath, d) for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
                 ours.append((dirpath, list(dirnames), sorted(files)))
                 assert display == ("." if dirpath == str(root) else os.path.relpath(dirpath, root))

@@ -1,0 +1,113 @@
+"""Discovery's folder walks, kept between runs by the stamps of what they read.
+
+Walking a folder lists every folder under it, asks each for a
+``.gitignore`` and a ``pyvenv.cfg``, and classifies every file by name: on
+bench/'s 8,000-file tree that was 0.14 s of every run, the largest part of
+a pre-commit hook that reads a slice of the project (project_slice). What
+a walk found depends only on the listings of the folders it walked, the
+folders it passed over, the files it sniffed, the ``.gitignore`` files it
+asked for (there or not), the links it met (and what they point at), and
+what the folders above the walked one hold (a ``.git`` there changes the
+git root; a link there, what paths resolve to: the key has the real paths). Any entry made, removed or renamed
+in a folder moves that folder's stamp, and any write to a file moves its
+ctime, which no program can set back; so a walk whose stamps are all as
+recorded finds what it found then (the argument and the stamp are
+replay.py's, and git's index trusts the same). A walk with a stamp younger
+than replay.margin_ns() (3 s) before it began is not recorded (a second write in
+the same clock tick would keep the stamp): the next run walks again.
+
+Entries are the parse cache's, keyed by the tool version, the working
+folder, the folder given and the settings discovery reads (exclude
+patterns, the project root, whether .gitignore is respected); signed and
+loaded by its unpickler, like every entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mlcost_lint.discover import FolderWalk
+from mlcost_lint.pickling import pickled_by_fields
+from mlcost_lint.replay import margin_ns, path_stamp, too_recent
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from mlcost_lint.cache import ParseCache
+
+# "w" + hex: walks sit in shard folders w0..wf, apart from the other entries.
+WALK_PREFIX = "w"
+_ABOVE_NAMES = (".git", ".gitignore", ".git/info/exclude")
+
+
+@pickled_by_fields
+@dataclass(slots=True)
+class RecordedWalk:
+    stamps: list[tuple[str, tuple]]     # path -> replay.path_stamp when the walk was recorded
+    walk: FolderWalk
+
+
+class WalkCache:
+    """Walks of the folders given to one discovery, by the settings it walks with."""
+
+    def __init__(self, cache: "ParseCache", exclude: list[str], root: "Path", cwd: "Path",
+                 respect_gitignore: bool) -> None:
+        self.cache = cache
+        self.cwd = cwd
+        self.root = root
+        h = hashlib.sha256()
+        # Real paths too: a link above the project that now leads elsewhere
+        # changes what display paths resolve to (discover.excluded_by).
+        for part in ("walk", cache.salt.decode("utf-8", "surrogatepass"), os.fspath(cwd), os.path.realpath(cwd),
+                     os.fspath(root), os.path.realpath(root), str(respect_gitignore), *exclude):
+            h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+        self._base = h
+        self._began_ns = time.time_ns()
+
+    def _key(self, raw: str) -> str:
+        h = self._base.copy()
+        h.update(raw.encode("utf-8", "surrogatepass") + b"\0" + os.path.realpath(raw).encode("utf-8", "surrogatepass"))
+        return WALK_PREFIX + h.hexdigest()[1:]
+
+    def get(self, raw: str) -> FolderWalk | None:
+        """The recorded walk of ``raw`` when nothing it read has moved."""
+        found = self.cache.get(self._key(raw))
+        if not isinstance(found, RecordedWalk) or not isinstance(found.walk, FolderWalk):
+            return None
+        for path, stamp in found.stamps:
+            if path_stamp(path) != stamp:
+                return None
+        return found.walk
+
+    def put(self, raw: str, walk: FolderWalk) -> None:
+        before, now = self._began_ns - margin_ns(), time.time_ns()
+        stamps = []
+        for path in dict.fromkeys([*walk.watched, *walk.links, *self._above(raw)]):
+            stamp = path_stamp(path)
+            if too_recent(stamp, before, now):
+                return
+            stamps.append((path, stamp))
+        self.cache.put(self._key(raw), RecordedWalk(stamps, walk))
+
+    def _above(self, raw: str) -> list[str]:
+        """What discovery looks for in every folder above the walked one and
+        the working folder: a ``.git`` (gitignore.git_root) and the ignore
+        files (replay.ANCESTOR_NAMES has the same). A folder's own stamp
+        would move with every file made beside it (/tmp)."""
+        out = []
+        for base in (raw, os.fspath(self.cwd)):
+            folder = os.path.abspath(base)
+            while True:
+                out += (os.path.join(folder, name) for name in _ABOVE_NAMES)
+                parent = os.path.dirname(folder)
+                if parent == folder:
+                    break
+                folder = parent
+        return out
+
+
+__all__ = ["RecordedWalk", "WalkCache", "WALK_PREFIX"]

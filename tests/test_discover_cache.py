@@ -1,0 +1,198 @@
+"""Folder walks kept between runs (mlcost_lint.discover_cache): a recorded
+walk is used only while nothing it read has moved, and then gives exactly
+what walking gives."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mlcost_lint import discover as discover_mod
+from mlcost_lint.cache import ParseCache
+from mlcost_lint.discover import discover
+from mlcost_lint.discover_cache import WalkCache
+
+GPU_JOB = """apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  template:
+    spec:
+      containers:
+      - name: t
+        image: trainer
+        resources: {limits: {nvidia.com/gpu: 8}}
+      restartPolicy: Never
+"""
+
+
+def _touch(root: Path, rel: str, text: str = "x: 1\n") -> Path:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+    return p
+
+
+def _tree(root: Path) -> Path:
+    _touch(root, "infra/main.tf", 'resource "aws_s3_bucket" "b" {}\n')
+    _touch(root, "k8s/jobs/train.yaml", GPU_JOB)
+    _touch(root, "k8s/jobs/old/legacy.yaml")
+    _touch(root, "configs/ds.json", "{}")
+    _touch(root, "configs/notes.txt", "not ours")
+    _touch(root, "scripts/launch", "#!/bin/bash\n#SBATCH --gres=gpu:8\nsrun python train.py\n")
+    _touch(root, "scripts/README", "plain text\n")
+    _touch(root, "build/out.yaml")
+    _touch(root, "venv2/pyvenv.cfg", "home = /usr\n")
+    _touch(root, "venv2/lib/x.yaml")
+    _touch(root, ".gitignore", "build/\n*.log.yaml\n")
+    _touch(root, "k8s/debug.log.yaml")
+    _touch(root, "vendor/skip.yaml")
+    os.symlink(root / "configs", root / "linked-configs")
+    os.symlink(root / "configs" / "ds.json", root / "k8s" / "ds-link.json")
+    # A link to a file outside the tree, named as an excluded folder would be.
+    _touch(root.parent, "outside/target")
+    os.symlink(root.parent / "outside" / "target", root / "k8s" / "vendor")
+    return root
+
+
+def _discover(root: Path, walks: WalkCache | None):
+    return discover([str(root)], ["vendor"], root, cwd=root.parent, respect_gitignore=True, walks=walks)
+
+
+def _same(a, b) -> None:
+    assert a.files == b.files
+    assert a.skipped == b.skipped
+    assert a.errors == b.errors
+    assert a.watched == b.watched
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """How many folder walks ran (not taken from a record)."""
+    calls = []
+    real = discover_mod.walk_folder
+
+    def walk(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(discover_mod, "walk_folder", walk)
+    return calls
+
+
+def _walks(tmp_path: Path, root: Path) -> WalkCache:
+    return WalkCache(ParseCache(tmp_path / "cache", "test"), ["vendor"], root, root.parent, True)
+
+
+def _settled() -> None:
+    # Records are written only for stamps older than the margin (set to 0
+    # here): let the clock move past the last write.
+    time.sleep(0.02)
+
+
+def test_a_recorded_walk_gives_exactly_what_walking_gives(tmp_path, monkeypatch, counted):
+    monkeypatch.setenv("_MLCOST_LINT_REPLAY_MARGIN_NS", "0")
+    root = _tree(tmp_path / "p")
+    _settled()
+    fresh = _discover(root, None)
+    first = _discover(root, _walks(tmp_path, root))
+    second = _discover(root, _walks(tmp_path, root))
+    assert len(counted) == 2        # no cache, then the run that recorded; the third was the record
+    _same(first, fresh)
+    _same(second, fresh)
+    found = {sf.display for sf in second.files}
+    assert "p/k8s/jobs/train.yaml" in found and "p/scripts/launch" in found
+    assert not found & {"p/build/out.yaml", "p/k8s/debug.log.yaml", "p/vendor/skip.yaml", "p/venv2/lib/x.yaml",
+                        "p/scripts/README", "p/k8s/ds-link.json"}
+    assert {s.display for s in second.skipped} >= {"p/build", "p/k8s/debug.log.yaml", "p/vendor"}
+
+
+def _change_gitignore(root: Path) -> None:
+    (root / ".gitignore").write_text("build/\n")        # the same folder listing: only the file's own stamp
+
+
+def _ignore_below(root: Path) -> None:
+    _touch(root, "k8s/jobs/.gitignore", "train.yaml\n")
+
+
+def _add_deep(root: Path) -> None:
+    _touch(root, "k8s/jobs/old/new.yaml")
+
+
+def _remove(root: Path) -> None:
+    (root / "k8s/jobs/old/legacy.yaml").unlink()
+
+
+def _rename_folder(root: Path) -> None:
+    (root / "k8s/jobs/old").rename(root / "k8s/jobs/older")
+
+
+def _make_venv(root: Path) -> None:
+    _touch(root, "k8s/jobs/pyvenv.cfg", "home = /usr\n")
+
+
+def _unsniff(root: Path) -> None:
+    (root / "scripts/launch").write_text("plain text now\n")
+
+
+def _retarget_link(root: Path) -> None:
+    # No folder of the tree changes, only what the link points at: now a
+    # folder, and so an excluded one (a Skip) where a file link was nothing.
+    target = root.parent / "outside" / "target"
+    target.unlink()
+    target.mkdir()
+
+
+def _git_above(root: Path) -> None:
+    # A repository above the project: its ignore files now apply.
+    (root.parent / ".git").mkdir()
+    _touch(root.parent, ".gitignore", "p/configs/\n")
+
+
+@pytest.mark.parametrize("change", [_change_gitignore, _ignore_below, _add_deep, _remove, _rename_folder,
+                                    _make_venv, _unsniff, _retarget_link, _git_above])
+def test_a_change_to_anything_the_walk_read_walks_again(tmp_path, monkeypatch, counted, change):
+    monkeypatch.setenv("_MLCOST_LINT_REPLAY_MARGIN_NS", "0")
+    root = _tree(tmp_path / "p")
+    _settled()
+    before = _discover(root, _walks(tmp_path, root))
+    change(root)
+    _settled()
+    after = _discover(root, _walks(tmp_path, root))
+    assert len(counted) == 2, "the record was used after the change"
+    _same(after, _discover(root, None))
+    assert (after.files, after.skipped) != (before.files, before.skipped)
+
+
+def test_a_walk_younger_than_the_margin_is_not_recorded(tmp_path, counted):
+    root = _tree(tmp_path / "p")     # made just now: inside the default 3-second margin
+    _discover(root, _walks(tmp_path, root))
+    _discover(root, _walks(tmp_path, root))
+    assert len(counted) == 2
+
+
+def test_a_file_added_after_a_recorded_run_is_linted(tmp_path):
+    # Through the CLI: the run that recorded the walk, then a new GPU job in
+    # a folder deep down; its finding is reported, as with --no-cache.
+    root = _tree(tmp_path / "p")
+    env = {**os.environ, "_MLCOST_LINT_REPLAY_MARGIN_NS": "0"}
+    _settled()
+
+    def run(*extra: str) -> dict:
+        out = subprocess.run([sys.executable, "-m", "mlcost_lint", ".", "--format", "json", "--exit-zero", *extra],
+                             cwd=root, env=env, capture_output=True, text=True, check=True)
+        return json.loads(out.stdout)
+
+    first = run("--cache-dir", str(tmp_path / "c"))
+    _touch(root, "k8s/jobs/old/second.yaml", GPU_JOB.replace("name: train", "name: second"))
+    _settled()
+    cached = run("--cache-dir", str(tmp_path / "c"))
+    assert {f["path"] for f in cached["findings"]} - {f["path"] for f in first["findings"]} \
+        == {"k8s/jobs/old/second.yaml"}
+    assert cached == run("--no-cache")
