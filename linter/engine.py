@@ -223,6 +223,12 @@ def move_to_callers(findings: list[Finding], project: Project) -> list[Finding]:
     from mlcost_lint.model.absent import is_absent
     from mlcost_lint.model.core import Related
 
+    # Arguments of child modules' resources are written in Terraform files:
+    # a run with no finding in one (a pre-commit hook on a YAML file) has
+    # nothing to move.
+    terraform_paths = {pf.path for pf in project.files if pf.kind.value.startswith("terraform")}
+    if not any(f.location.path in terraform_paths for f in findings):
+        return findings
     # (path, line, column) of an argument -> the resources and argument paths written there
     written_at: dict[tuple, list] = {}
     for res in project.terraform.resources:

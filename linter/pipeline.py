@@ -253,18 +253,19 @@ class _SlicePlan:
     def record(self, project: Project, parsed: list[ParsedFile]) -> None:
         from mlcost_lint import project_slice
 
-        if self.slice is None:
-            index = project_slice.build(project, parsed, self.keys)
-            summary_key = project_slice.terraform_key(self.key, index) if index is not None else None
-            if summary_key is not None and any(entry.terraform for entry in index.files.values()) \
-                    and not self.cache.has(summary_key):     # the same Terraform files: the same summary
-                project_slice.store(self.cache, summary_key, project_slice.summarise(project, parsed))
-        elif any(self.index.files[p].key != self.keys[p] for p in self.report_paths):
-            index = project_slice.updated(self.index, project, parsed, self.keys, self.report_paths)
-        else:
+        if self.slice is not None:
+            if any(self.index.files[p].key != self.keys[p] for p in self.report_paths):
+                project_slice.store_changes(self.cache, self.key, self.index, project_slice.changes(
+                    self.index, project, parsed, self.keys, self.report_paths))
             return
-        if index is not None:
-            project_slice.store(self.cache, self.key, index)
+        index = project_slice.build(project, parsed, self.keys)
+        if index is None:
+            return
+        summary_key = project_slice.terraform_key(self.key, index)
+        if any(entry.terraform for entry in index.files.values()) \
+                and not self.cache.has(summary_key):     # the same Terraform files: the same summary
+            project_slice.store(self.cache, summary_key, project_slice.summarise(project, parsed))
+        project_slice.store(self.cache, self.key, index)
 
 
 def _with_inputs(out: LintResult, found: Discovery, cache: ParseCache | None) -> LintResult:

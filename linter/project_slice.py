@@ -38,6 +38,7 @@ whole run's findings in that file.
 from __future__ import annotations
 
 import hashlib
+import os
 import posixpath
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable
@@ -84,6 +85,24 @@ class IndexedFile:
 @dataclass(slots=True)
 class ProjectIndex:
     files: dict[str, IndexedFile] = field(default_factory=dict)
+    # Which whole index this is: an IndexUpdate applies to the index it was made on.
+    stamp: str = field(default_factory=lambda: os.urandom(12).hex())
+    # The entries sliced runs changed since this index was written (IndexUpdate.files).
+    updated: dict[str, IndexedFile] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class IndexUpdate:
+    """The entries sliced runs changed since the whole index ``base`` was
+    written: a hook stores these (a few entries), not the whole index
+    again (0.025 s for 8,000 files on each commit)."""
+
+    base: str
+    files: dict[str, IndexedFile]
+
+
+# Past this many changed entries, a sliced run writes the whole index again.
+MAX_UPDATE = 256
 
 
 def index_key(cache: "ParseCache", settings_key: str, cwd: str, var_keys: Iterable[str],
@@ -98,13 +117,36 @@ def index_key(cache: "ParseCache", settings_key: str, cwd: str, var_keys: Iterab
     return INDEX_PREFIX + h.hexdigest()[1:]
 
 
+def _update_key(key: str) -> str:
+    return INDEX_PREFIX + hashlib.sha256(f"update\0{key}".encode()).hexdigest()[1:]
+
+
 def load(cache: "ParseCache", key: str) -> ProjectIndex | None:
+    """The index, with the entries sliced runs changed since it was written."""
     value = cache.get(key)
-    return value if isinstance(value, ProjectIndex) else None
+    if not isinstance(value, ProjectIndex):
+        return None
+    update = cache.get(_update_key(key))
+    if isinstance(update, IndexUpdate) and update.base == value.stamp and isinstance(update.files, dict):
+        value.files.update(update.files)
+        value.updated = update.files
+    return value
 
 
 def store(cache: "ParseCache", key: str, index: "ProjectIndex | TerraformSummary") -> None:
     cache.put(key, index)
+
+
+def store_changes(cache: "ParseCache", key: str, index: ProjectIndex, changed: dict[str, IndexedFile]) -> None:
+    """After a sliced run: its changed entries, with those of earlier
+    sliced runs, as an update of the whole index (or, when that grew past
+    MAX_UPDATE, the whole index again)."""
+    index.files.update(changed)
+    index.updated.update(changed)
+    if len(index.updated) > MAX_UPDATE:
+        store(cache, key, ProjectIndex(index.files))
+    else:
+        cache.put(_update_key(key), IndexUpdate(index.stamp, index.updated))
 
 
 # -- what one file offers and whether every slice reads it ---------------------
@@ -300,13 +342,13 @@ def outside_secrets(index: ProjectIndex, chosen: set[str]) -> frozenset[str]:
     return frozenset(values)
 
 
-def updated(index: ProjectIndex, project: "Project", parsed: list[ParsedFile], keys: dict[str, str | None],
-            reported: Iterable[str]) -> ProjectIndex:
-    """The index after a sliced run: the reported files' entries as read
-    now, and their links as linked now (the slice held all of them)."""
+def changes(index: ProjectIndex, project: "Project", parsed: list[ParsedFile], keys: dict[str, str | None],
+            reported: Iterable[str]) -> dict[str, IndexedFile]:
+    """The entries a sliced run changes: the reported files' as read now,
+    and their links as linked now (the slice held all of them)."""
     partners = _partners(project)
     by_path = {pf.path: pf for pf in parsed}
-    files = dict(index.files)
+    files = _Overlay(index.files)
     for path in reported:
         pf = by_path.get(path)
         key = keys.get(path)
@@ -320,7 +362,21 @@ def updated(index: ProjectIndex, project: "Project", parsed: list[ParsedFile], k
         for other in now:
             entry = files[other]
             files[other] = replace(entry, partners=tuple(sorted({*entry.partners, path})))
-    return ProjectIndex(files)
+    return files.changed
+
+
+class _Overlay:
+    """The index's entries as a mapping whose writes go to ``changed``."""
+
+    def __init__(self, base: dict[str, IndexedFile]) -> None:
+        self.base = base
+        self.changed: dict[str, IndexedFile] = {}
+
+    def __getitem__(self, path: str) -> IndexedFile:
+        return self.changed[path] if path in self.changed else self.base[path]
+
+    def __setitem__(self, path: str, entry: IndexedFile) -> None:
+        self.changed[path] = entry
 
 
 # -- the cloud side, for runs that read no Terraform file ------------------------

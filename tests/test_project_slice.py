@@ -88,6 +88,40 @@ def test_a_changed_file_alone_equals_the_whole_run_on_the_changed_tree(name, tmp
     assert sliced >= 1
 
 
+@pytest.mark.parametrize("max_update", [256, 1])
+def test_hooks_one_after_another_store_only_their_changes(tmp_path, monkeypatch, max_update):
+    # Each hook changes one more file and keeps the others' changes: each
+    # reads a slice (the index is as the earlier hooks left it), reports
+    # what the whole run on that tree reports, and stores its changed
+    # entries as an update; past MAX_UPDATE, the whole index again.
+    from mlcost_lint import project_slice
+
+    monkeypatch.setattr(project_slice, "MAX_UPDATE", max_update)
+    whole_writes = []
+    real_store = project_slice.store
+    monkeypatch.setattr(project_slice, "store", lambda cache, key, value: (
+        whole_writes.append((type(value).__name__, Path(cache.root))), real_store(cache, key, value))[-1])
+    root = _copy("demo", tmp_path)
+    cache = tmp_path / "cache"
+    whole = _lint(root, cache)
+    assert whole_writes.count(("ProjectIndex", cache)) == 1
+    # configs and workloads (a ParallelCluster config changes other files' models: read whole)
+    paths = sorted(pf.path for pf in whole.files if pf.path.startswith(("configs/", "k8s/"))
+                   and pf.path.endswith((".yaml", ".yml")))[:6]
+    for i, path in enumerate(paths):
+        file = root / path
+        file.write_bytes(file.read_bytes().rstrip(b"\n") + f"\n# hook {i}\n".encode())
+        alone = _lint(root, cache, frozenset({path}))
+        changed = _lint(root, tmp_path / f"elsewhere{i}")     # the whole run, leaving this cache's index alone
+        assert [_key(f) for f in alone.findings] == [_key(f) for f in changed.findings if f.location.path == path]
+        assert _sliced(alone, changed), path
+    full_index_writes = whole_writes.count(("ProjectIndex", cache)) - 1
+    if max_update > len(paths):
+        assert full_index_writes == 0
+    else:       # folded into a whole index again, and the next hooks still read slices
+        assert 1 <= full_index_writes <= len(paths)
+
+
 def _demo(tmp_path: Path) -> tuple[Path, Path, object, str, str]:
     root = _copy("demo", tmp_path)
     cache = tmp_path / "cache"
