@@ -400,8 +400,7 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
             kind = kind_of(start.name) or _sniffed_kind(raw)
             if kind is not None:
                 display = display_path(start, cwd)
-                if display not in seen:
-                    keep(display, _checked(raw, kind, display, True, True, exclude, root, cwd))
+                keep(display, _checked(raw, kind, display, True, True, exclude, root, cwd))
             continue
         if not _is_dir(start):
             # A FIFO or device would block the read (or never end): never opened.

@@ -428,9 +428,8 @@ def _kept_types() -> frozenset[str]:
     are pools: GKE, AKS), and _KEPT_TYPES. Checks whose findings are all at
     the resources they read (idle pools, notebooks, policy regions) pass over
     a summary: TerraformModel.cloud_only_resources. Pools no pod runs on
-    (AWS Batch, GCE templates, Azure ML clusters) were most of a large
-    summary's load time: 5,120 of 7,120 kept resources on bench/'s
-    8,000-file tree."""
+    (AWS Batch, GCE instance templates) were most of a large summary's load
+    time: 5,120 of 7,120 kept resources on bench/'s 8,000-file tree."""
     from mlcost_lint.model.node_pools import SCHEDULABLE_POOL_TYPES
 
     return _KEPT_TYPES | SCHEDULABLE_POOL_TYPES
