@@ -1,6 +1,7 @@
 """Check that reporting one file gives exactly the whole run's findings in it.
 
     python bench/report_alone.py [REPO ...] [--per-repo 10] [--all-files] [--seed 1]
+                                 [--touch [--touch-others N]] [--max-files N]
 
 For each repository (default: every folder of ../shared/corpus and
 ../shared/corpus-v2), lint it whole with every rule selected, then lint it
@@ -32,7 +33,7 @@ def _key(f) -> tuple:
 
 
 def check(repo: Path, per_repo: int, all_files: bool, rng: random.Random, cache_root: Path,
-          touch: bool = False, max_files: int | None = None) -> tuple[int, int, list[str]]:
+          touch: bool = False, max_files: int | None = None, others: int = 0) -> tuple[int, int, list[str]]:
     from mlcost_lint.config import Settings
     from mlcost_lint.pipeline import LintOptions, lint
 
@@ -65,7 +66,7 @@ def check(repo: Path, per_repo: int, all_files: bool, rng: random.Random, cache_
                 differences.append(f"{repo.name}: {path}: {len(alone.secrets)} secret values reported alone, "
                                    f"{len(whole.secrets)} in the whole run")
         if touch:
-            touched, diff = _touched(repo, settings, cache, sample)
+            touched, diff = _touched(repo, settings, cache, sample, others, rng)
             sliced += touched
             differences += diff
         return len(sample), sliced, differences
@@ -73,20 +74,32 @@ def check(repo: Path, per_repo: int, all_files: bool, rng: random.Random, cache_
         os.chdir(old)
 
 
-def _touched(repo: Path, settings, cache: Path, sample: list[str]) -> list[str]:
+_TOUCHABLE = (".yaml", ".yml", ".tf", ".sh", ".slurm", ".sbatch", ".tfvars")
+
+
+def _touched(repo: Path, settings, cache: Path, sample: list[str], others: int = 0,
+             rng: random.Random | None = None) -> list[str]:
     """Each sampled file changed (a comment line appended, as the hook sees a
     file being committed): reported alone, then the whole run on the changed
-    tree, compared; the file is restored after."""
+    tree, compared; the file is restored after. ``others``: that many other
+    files changed too, with no run between (the first hook after a pull)."""
     from mlcost_lint.pipeline import LintOptions, lint
 
     differences = []
     sliced = 0
+    touchable = sorted(str(p.relative_to(repo)) for p in repo.rglob("*") if p.suffix in _TOUCHABLE
+                       and p.is_file() and not p.is_symlink() and ".git" not in p.parts)
     for path in sample:
         file = repo / path
-        if file.suffix not in (".yaml", ".yml", ".tf", ".sh", ".slurm", ".sbatch", ".tfvars"):
+        if file.suffix not in _TOUCHABLE:
             continue
+        pool = [p for p in touchable if p != path]
+        changed = [repo / p for p in (rng.sample(pool, min(others, len(pool))) if others and rng else [])]
+        before = {f: f.read_bytes() for f in changed}
         original = file.read_bytes()
         try:
+            for other, data in before.items():
+                other.write_bytes(data + (b"" if data.endswith(b"\n") else b"\n") + b"# report_alone pull\n")
             file.write_bytes(original + (b"" if original.endswith(b"\n") else b"\n") + b"# report_alone touch\n")
             alone = lint(["."], settings, LintOptions(cache_dir=cache, report_paths=frozenset({path})))
             whole = lint(["."], settings, LintOptions(cache_dir=cache))
@@ -101,6 +114,8 @@ def _touched(repo: Path, settings, cache: Path, sample: list[str]) -> list[str]:
                                    f"reported alone, {len(whole.secrets)} in the whole run")
         finally:
             file.write_bytes(original)
+            for other, data in before.items():
+                other.write_bytes(data)
         lint(["."], settings, LintOptions(cache_dir=cache))   # the index of the tree as it was, for the next file
     return sliced, differences
 
@@ -117,6 +132,9 @@ def main() -> None:
     ap.add_argument("--touch", action="store_true",
                     help="also change each sampled file (a comment appended) and compare against the whole "
                          "run on the changed tree (the files are restored; the repository must be writable)")
+    ap.add_argument("--touch-others", type=int, default=0, metavar="N",
+                    help="with --touch: also change N other random files before each changed file is reported "
+                         "(the first hook after a pull reads them with its slice)")
     args = ap.parse_args()
     repos = args.repos or sorted(p for base in (SHARED / "corpus", SHARED / "corpus-v2") if base.is_dir()
                                  for p in base.iterdir() if p.is_dir())
@@ -127,7 +145,7 @@ def main() -> None:
     checked, sliced, differences = 0, 0, []
     for repo in repos:
         n, s, diff = check(repo.resolve(), args.per_repo, args.all_files, rng, args.cache, args.touch,
-                          args.max_files)
+                          args.max_files, args.touch_others)
         checked += n
         sliced += s
         differences += diff

@@ -203,6 +203,8 @@ class _SlicePlan:
         self.slice: "Slice | None" = None
         # The Terraform side when the slice reads no Terraform file (project_slice.TerraformSummary).
         self.summary: "TerraformSummary | None" = None
+        # Files other than the reported ones changed since the index was written (read with the slice).
+        self.changed: list[str] = []
 
     @classmethod
     def make(cls, cache: ParseCache, settings: Settings, settings_key: str, inputs: list[_Input],
@@ -221,10 +223,16 @@ class _SlicePlan:
         reported = [i for i in inputs if i.source.display in reporting]
         if len(reported) != len(reporting) or any(i.kind in project_slice.TERRAFORM_KINDS for i in reported):
             return plan
-        parsed = {pf.path: pf for pf in _parse_inputs(reported, settings, options, cache)}
-        plan.slice = project_slice.select(plan.index, keys, parsed)
+        plan.changed = [p for p in project_slice.changed_since(plan.index, keys) if p not in reporting]
+        others = {p for p in plan.changed if not plan.index.files[p].terraform}
+        if len(others) > project_slice.MAX_CHANGED:
+            return plan
+        parsed = {pf.path: pf for pf in _parse_inputs([i for i in inputs if i.source.display in reporting
+                                                       or i.source.display in others], settings, options, cache)}
+        plan.slice = project_slice.select(plan.index, keys, {p: parsed[p] for p in reporting},
+                                          {p: parsed[p] for p in others})
         if plan.slice is not None and not var_inputs:   # --var-file values are evaluated with the files
-            plan.summary = project_slice.load_summary(cache, project_slice.terraform_key(key, plan.index))
+            plan.summary = project_slice.load_summary(cache, project_slice.terraform_key(key, plan.index, keys))
             if plan.summary is not None:
                 plan.slice.files = {p for p in plan.slice.files if not plan.index.files[p].terraform}
         return plan
@@ -244,7 +252,7 @@ class _SlicePlan:
         except AbsentResourceError:
             done = None
         if done is None or done.project.absent.missed \
-                or not project_slice.closed(done.project, self.slice, self.report_paths):
+                or not project_slice.closed(done.project, self.slice, {*self.report_paths, *self.changed}):
             self.slice = None
             return None
         done.project.outside_secrets = project_slice.outside_secrets(self.index, chosen)
@@ -254,18 +262,27 @@ class _SlicePlan:
         from mlcost_lint import project_slice
 
         if self.slice is not None:
-            if any(self.index.files[p].key != self.keys[p] for p in self.report_paths):
+            now = [p for p in (*self.report_paths, *self.changed) if self.index.files[p].key != self.keys[p]]
+            if now:
                 project_slice.store_changes(self.cache, self.key, self.index, project_slice.changes(
-                    self.index, project, parsed, self.keys, self.report_paths))
+                    self.index, project, parsed, self.keys, now))
+            if self.summary is None and any(self.index.files[p].terraform for p in self.changed):
+                # It read Terraform itself: the summary of that content, for the next hooks.
+                self._store_summary(project, parsed, self.index)
             return
         index = project_slice.build(project, parsed, self.keys)
         if index is None:
             return
-        summary_key = project_slice.terraform_key(self.key, index)
+        self._store_summary(project, parsed, index)
+        project_slice.store(self.cache, self.key, index)
+
+    def _store_summary(self, project: Project, parsed: list[ParsedFile], index: "ProjectIndex") -> None:
+        from mlcost_lint import project_slice
+
+        summary_key = project_slice.terraform_key(self.key, index, self.keys)
         if any(entry.terraform for entry in index.files.values()) \
                 and not self.cache.has(summary_key):     # the same Terraform files: the same summary
             project_slice.store(self.cache, summary_key, project_slice.summarise(project, parsed))
-        project_slice.store(self.cache, self.key, index)
 
 
 def _with_inputs(out: LintResult, found: Discovery, cache: ParseCache | None) -> LintResult:

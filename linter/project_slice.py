@@ -9,10 +9,12 @@ the findings of the reported files can depend on is smaller, and the run
 before this one knows it:
 
 - the reported files, and every file joined to them in the run that wrote
-  the index (workload <-> config links, config references, mounted
-  ConfigMaps), closed over those joins (a config's launch-line override
-  needs all of its runners; a config's partners are the other configs of
-  its workloads);
+  the index (workload <-> config links, config references, including the
+  ones the checks resolve, mounted ConfigMaps), closed over those joins (a
+  config's launch-line override needs all of its runners; a config's
+  partners are the other configs of its workloads);
+- the other files changed since the index was written (the first hook
+  after a pull), with their joins, as the reported files;
 - files that change the model of others (Karpenter NodePools,
   kustomizations, ParallelCluster and Azure ML compute), and files whose
   secret-looking values are not known without reading them;
@@ -24,12 +26,16 @@ Configs and ConfigMaps of the files left out stay in the resolvers by name
 nearest copy are decided over all of them, as in the full run, and a
 decision that needs a left-out file's content is a miss.
 
-The slice is used only when the rest of the project is as the index saw it
-(same files, same content, and the reported files offer the same names), and
-the run checks afterwards that the reported files' workloads linked no
-config outside it (``closed``) and that nothing missed; otherwise the whole
-project is read, as before, and a fresh index is written. Values of the files left out that
-look secret still reach the redaction (Project.outside_secrets).
+The slice is used only when the project has the files the index saw, the
+reported and changed files offer the same names as then (so every other
+file's links are as the index has them), and no more than MAX_CHANGED
+other files changed; a changed Terraform file is read with all of
+Terraform unless a summary of the new content is kept. The run checks
+afterwards that the reported and changed files' workloads linked no config
+outside the slice (``closed``) and that nothing missed; otherwise the whole
+project is read, as before, and a fresh index is written. Values of the
+files left out that look secret still reach the redaction
+(Project.outside_secrets).
 
 bench/report_alone.py is the gate: each file reported alone must give the
 whole run's findings in that file.
@@ -103,6 +109,9 @@ class IndexUpdate:
 
 # Past this many changed entries, a sliced run writes the whole index again.
 MAX_UPDATE = 256
+# Past this many other files changed since the index (besides Terraform), a
+# reporting run reads the whole project (and writes a fresh index).
+MAX_CHANGED = 64
 
 
 def index_key(cache: "ParseCache", settings_key: str, cwd: str, var_keys: Iterable[str],
@@ -210,8 +219,9 @@ def _needs_all(pf: ParsedFile) -> bool:
 
 def _partners(project: "Project") -> dict[str, set[str]]:
     """File -> the files joined to it: workload -> config links, config ->
-    config references, and a workload's mounted ConfigMaps (every ConfigMap
-    of that name: a script in one is read as the workload's launch step)."""
+    config references (the link stage's, and those the checks resolve), and
+    a workload's mounted ConfigMaps (every ConfigMap of that name: a script
+    in one is read as the workload's launch step)."""
     out: dict[str, set[str]] = {}
 
     def join(a: str, b: str) -> None:
@@ -223,6 +233,8 @@ def _partners(project: "Project") -> dict[str, set[str]]:
         join(link.workload.document.path, link.config.document.path)
     for ref in project.links.config_refs:
         join(ref.source.document.path, ref.target.document.path)
+    for a, b in project.joined_by_checks:
+        join(a, b)
     maps: dict[str, set[str]] = {}
     for cm in project.kubernetes.config_maps:
         maps.setdefault(cm.name, set()).add(cm.document.path)
@@ -276,27 +288,41 @@ class Slice:
     joined: set[str]       # the reported files and the files linked to them, closed over links
 
 
-def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str, ParsedFile]) -> Slice | None:
+def changed_since(index: ProjectIndex, keys: dict[str, str | None]) -> list[str]:
+    """The files whose content (parse key) is not what the index recorded."""
+    files = index.files
+    return [path for path, key in keys.items() if path in files and files[path].key != key]
+
+
+def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str, ParsedFile],
+           changed: dict[str, ParsedFile] | None = None) -> Slice | None:
     """The files to read for the reported files (display path -> their
     parse result now), or None when the whole project must be read: a file
-    added, removed or changed that is not reported, a reported file that
-    needs the whole project (Terraform or JSON, a file that changes the
-    model of others) or offers other names than before, or a slice that is
-    most of the project.
-    """
+    added or removed, a reported or changed file that needs the whole
+    project (a file that changes the model of others) or offers other names
+    than before, or a slice that is most of the project.
+
+    ``changed``: the other files changed since the index was written (the
+    first hook after a pull), Terraform aside; they are read with their
+    links, as the reported files are. Their names are those of before, so
+    every other file's links are as the index has them; their own links are
+    what the run finds (closed() checks them). Changed Terraform files make
+    the slice read Terraform itself unless a summary of their content is
+    kept (the caller's choice)."""
     files = index.files
+    changed = changed or {}
     if keys.keys() != files.keys():
         return None
     for path, key in keys.items():
         if key is None:
             return None
-        if key != files[path].key and path not in reported:
+        if key != files[path].key and path not in reported and path not in changed and not files[path].terraform:
             return None
-    for path, pf in reported.items():
+    for path, pf in (*reported.items(), *changed.items()):
         old = files.get(path)
         if old is None or old.needs_all or _needs_all(pf) or offers(stand_ins_of(pf)) != offers(old.stand_ins):
             return None
-    todo = list(reported)
+    todo = [*reported, *changed]
     joined = set(todo)
     while todo:
         for other in files[todo.pop()].partners:
@@ -335,9 +361,12 @@ def closed(project: "Project", plan: Slice, reported: Iterable[str]) -> bool:
 
 
 def outside_secrets(index: ProjectIndex, chosen: set[str]) -> frozenset[str]:
+    """The secret-looking values of the files a slice does not read. Not
+    Terraform's: a slice reads its files or a summary holding their secrets
+    (and the index may have older Terraform content than the summary)."""
     values: set[str] = set()
     for path, entry in index.files.items():
-        if path not in chosen and entry.secrets:
+        if path not in chosen and entry.secrets and not entry.terraform:
             values |= entry.secrets
     return frozenset(values)
 
@@ -481,12 +510,14 @@ def _shared_locations(resource: "CloudResource", seen: dict) -> "CloudResource":
                    module_calls=tuple(one(v) for v in resource.module_calls))
 
 
-def terraform_key(index_key: str, index: ProjectIndex) -> str:
-    """The summary's key: the index's, and every Terraform file's parse key."""
+def terraform_key(index_key: str, index: ProjectIndex, keys: dict[str, str | None]) -> str:
+    """The summary's key: the index's, and the parse key now (``keys``) of
+    every Terraform file the index has. A summary of Terraform content an
+    earlier run read is found again (a tree restored after a change)."""
     h = hashlib.sha256(index_key.encode())
     for path, entry in index.files.items():
         if entry.terraform:
-            h.update(b"\0" + path.encode("utf-8", "surrogatepass") + b"\0" + entry.key.encode())
+            h.update(b"\0" + path.encode("utf-8", "surrogatepass") + b"\0" + str(keys.get(path)).encode())
     return INDEX_PREFIX + h.hexdigest()[1:]
 
 

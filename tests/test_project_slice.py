@@ -181,12 +181,44 @@ def test_a_resource_left_out_that_a_check_reads_makes_the_run_read_everything(tm
     assert len(_lint(root, cache, frozenset({workload})).files) < len(whole.files)
 
 
-def test_another_changed_file_makes_the_run_read_everything(tmp_path):
+def test_files_changed_since_the_index_are_read_with_the_slice(tmp_path):
+    # The first hook after a pull: other files changed with no run between.
+    # They are read with their links (Terraform whole when no summary of its
+    # new content is kept), and the reported file's findings are the whole
+    # run's on the changed tree; the next hook finds that summary.
     root, cache, whole, config, terraform = _demo(tmp_path)
-    other = next(pf.path for pf in whole.files if pf.path.endswith((".yaml", ".yml")) and pf.path != config)
-    (root / other).write_bytes((root / other).read_bytes() + b"\n# edited, not committed\n")
+    other = next(pf.path for pf in whole.files if pf.path.startswith("k8s/") and pf.path.endswith(".yaml"))
+    for path in (other, terraform):
+        (root / path).write_bytes((root / path).read_bytes() + b"\n# edited by a pull\n")
+    for turn in range(2):
+        (root / config).write_bytes((root / config).read_bytes() + f"\n# hook {turn}\n".encode())
+        alone = _lint(root, cache, frozenset({config}))
+        changed = _lint(root, tmp_path / f"elsewhere{turn}")
+        assert [_key(f) for f in alone.findings] == [_key(f) for f in changed.findings if f.location.path == config]
+        assert alone.secrets == changed.secrets
+        assert _sliced(alone, changed)
+        read = {pf.path for pf in alone.files}
+        assert (terraform in read) == (turn == 0) and (other in read) == (turn == 0)
+
+
+def test_an_added_file_makes_the_run_read_everything(tmp_path):
+    root, cache, whole, config, _ = _demo(tmp_path)
+    (root / "k8s" / "new-job.yaml").write_text(_JOB)
     alone = _lint(root, cache, frozenset({config}))
-    assert not _sliced(alone, whole)
+    assert not _sliced(alone, _lint(root, tmp_path / "elsewhere"))
+
+
+def test_a_changed_file_that_offers_other_names_makes_the_run_read_everything(tmp_path):
+    # A training config that is no longer one: every "unique in the scan"
+    # decision about its name may change, so no slice.
+    root, cache, whole, config, _ = _demo(tmp_path)
+    other = next(c.path for c in whole.project.training
+                 if c.path != config and not c.embedded_in and c.path.endswith((".yaml", ".yml")))
+    (root / other).write_text("plain: yaml\n")
+    alone = _lint(root, cache, frozenset({config}))
+    changed = _lint(root, tmp_path / "elsewhere")
+    assert not _sliced(alone, changed)
+    assert [_key(f) for f in alone.findings] == [_key(f) for f in changed.findings if f.location.path == config]
 
 
 def test_a_terraform_file_is_reported_with_the_whole_project(tmp_path):
@@ -290,6 +322,41 @@ def test_names_in_files_not_read_still_decide_which_config_a_path_means(tmp_path
     assert {pf.path for pf in alone.files} == {"k8s/c.yaml", "configs/a/accelerate.yaml"}
     assert links(alone) == links(whole)
     assert [_key(f) for f in alone.findings] == [_key(f) for f in whole.findings if f.location.path == "k8s/c.yaml"]
+
+
+_CONFIG_MAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: train-{name}
+data:
+  train.yaml: |
+    model_name_or_path: EleutherAI/pythia-1.4b
+    output_dir: /checkpoints/{name}
+    deepspeed: configs/{name}/ds_zero.json
+    per_device_train_batch_size: 1
+    num_train_epochs: 1
+"""
+_DEEPSPEED = '{"zero_optimization": {"stage": 3}, "fp16": {"enabled": false}, "train_micro_batch_size_per_gpu": 1}\n'
+
+
+def test_a_config_a_check_finds_by_name_is_read_with_the_file_naming_it(tmp_path):
+    # The config embedded in cm-a.yaml names configs/a/ds_zero.json; the
+    # rules resolve that name (rules/efficiency/gpu_training), not the link
+    # stage. The whole run records the pair, so a slice for cm-a.yaml reads
+    # the DeepSpeed file instead of meeting it as a name only (which made
+    # the run read everything).
+    root = _project(tmp_path, {
+        **{f"k8s/cm-{n}.yaml": _CONFIG_MAP.format(name=n) for n in "abcd"},
+        **{f"configs/{n}/ds_zero.json": _DEEPSPEED for n in "abcd"},
+    })
+    cache = tmp_path / "cache"
+    whole = _lint(root, cache)
+    assert ("k8s/cm-a.yaml", "configs/a/ds_zero.json") in whole.project.joined_by_checks
+    alone = _lint(root, cache, frozenset({"k8s/cm-a.yaml"}))
+    assert {pf.path for pf in alone.files} == {"k8s/cm-a.yaml", "configs/a/ds_zero.json"}
+    assert not alone.project.absent.missed
+    assert [_key(f) for f in alone.findings] == [_key(f) for f in whole.findings if f.location.path == "k8s/cm-a.yaml"]
 
 
 def test_a_secret_of_a_file_not_read_is_still_redacted(tmp_path):

@@ -213,3 +213,7 @@ class Project:
     # The configs and ConfigMaps of the files such a run did not read, by
     # name (model.absent): path lookups decide as the whole run would.
     absent: Absent | None = None
+    # Files a check joined by a name one of them writes (a training config
+    # and the config it names: rules/efficiency/gpu_training), as display
+    # path pairs: a slice reads them together (project_slice._partners).
+    joined_by_checks: set[tuple[str, str]] = field(default_factory=set)

@@ -272,6 +272,8 @@ def resolve_reference(project: "Project", config: "TrainingConfig", ref: str) ->
         if not is_absent(config):
             record_miss(project.absent, f"config {target.path} named in {config.path}")
         return None
+    if target is not None and not is_absent(config):
+        project.joined_by_checks.add((config.document.path, target.document.path))
     return target
 
 
