@@ -78,7 +78,7 @@ _TOUCHABLE = (".yaml", ".yml", ".tf", ".sh", ".slurm", ".sbatch", ".tfvars")
 
 
 def _touched(repo: Path, settings, cache: Path, sample: list[str], others: int = 0,
-             rng: random.Random | None = None) -> list[str]:
+             rng: random.Random | None = None) -> tuple[int, list[str]]:
     """Each sampled file changed (a comment line appended, as the hook sees a
     file being committed): reported alone, then the whole run on the changed
     tree, compared; the file is restored after. ``others``: that many other

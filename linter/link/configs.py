@@ -79,23 +79,29 @@ class ConfigIndex:
     by_suffix: dict[tuple[str, ...], list[tuple[str, ...]]] = field(default_factory=dict)
     # The configs of files this run did not read (model.absent), by name only.
     absent: Absent | None = None
+    # The configs to index, until the first lookup: a pre-commit hook on a
+    # config with no workload in its slice looks nothing up, and indexing the
+    # 4,000 configs of bench/'s 8,000-file tree by name was 0.01-0.02 s.
+    pending: list[TrainingConfig] | None = None
 
     @classmethod
     def build(cls, configs: list[TrainingConfig], absent: Absent | None = None) -> "ConfigIndex":
-        index = cls(absent=absent)
-        for config in (*configs, *(absent.configs if absent is not None else ())):
+        return cls(absent=absent, pending=[*configs, *(absent.configs if absent is not None else ())])
+
+    def _fill(self) -> None:
+        pending, self.pending = self.pending, None
+        for config in pending:
             if config.embedded_in:
                 continue
             parts = tuple(p for p in config.path.replace("\\", "/").split("/") if p not in ("", "."))
             if not parts:
                 continue
-            known = parts in index.by_path
-            index.by_path.setdefault(parts, []).append(config)
+            known = parts in self.by_path
+            self.by_path.setdefault(parts, []).append(config)
             if not known:
-                index.by_basename.setdefault(parts[-1], []).append(parts)
+                self.by_basename.setdefault(parts[-1], []).append(parts)
                 for k in range(1, len(parts) + 1):
-                    index.by_suffix.setdefault(parts[-k:], []).append(parts)
-        return index
+                    self.by_suffix.setdefault(parts[-k:], []).append(parts)
 
     def resolve(self, parts: tuple[str, ...] | None, near: str | None = None
                 ) -> tuple[list[TrainingConfig], str] | None:
@@ -106,6 +112,8 @@ class ConfigIndex:
         equally well."""
         if not parts:
             return None
+        if self.pending is not None:
+            self._fill()
         candidates = self.by_basename.get(parts[-1])
         if not candidates:
             return None
@@ -130,6 +138,8 @@ class ConfigIndex:
     def read(self, parts: tuple[str, ...]) -> list[TrainingConfig]:
         """The configs at ``parts``; none when one of them is in a file this
         run did not read (recorded as a miss: the run then reads them all)."""
+        if self.pending is not None:
+            self._fill()
         found = self.by_path.get(parts, [])
         if any(is_absent(c) for c in found):
             record_miss(self.absent, "config " + "/".join(parts))

@@ -473,6 +473,8 @@ def _irrelevant_label(key: str) -> bool:
 
 
 def link_pools(project: Project) -> None:
+    if not project.kubernetes.workloads:
+        return      # nothing to place (a hook on a config alone): the pools are not read
     pools = pools_of(project)
     index = PoolIndex.build(pools)
     for workload in project.kubernetes.workloads:
