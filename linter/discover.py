@@ -407,11 +407,12 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
             problem = "not a regular file or folder; not read" if _exists(start) else "path does not exist"
             out.errors.append(ParseError(display_path(start, cwd), 1, 1, problem))
             continue
-        walked = walks.get(raw) if walks is not None else None
+        how = (exclude, root, cwd, respect_gitignore)
+        walked = walks.get(raw, *how) if walks is not None else None
         if walked is None:
-            walked = walk_folder(start, exclude, root, cwd, respect_gitignore)
+            walked = walk_folder(start, *how)
             if walks is not None:
-                walks.put(raw, walked)
+                walks.put(walked, raw, *how)
         for display, item in walked.events:
             keep(display, item)
         out.watched += walked.watched

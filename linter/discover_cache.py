@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from mlcost_lint.discover import FolderWalk
 from mlcost_lint.pickling import pickled_by_fields
-from mlcost_lint.replay import margin_ns, path_stamp, too_recent
+from mlcost_lint.replay import margin_ns, names_above, path_stamp, too_recent
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -52,30 +52,27 @@ class RecordedWalk:
 
 
 class WalkCache:
-    """Walks of the folders given to one discovery, by the settings it walks with."""
+    """Walks of folders given to discovery, each by the arguments it was
+    walked with (discover.walk_folder's)."""
 
-    def __init__(self, cache: "ParseCache", exclude: list[str], root: "Path", cwd: "Path",
-                 respect_gitignore: bool) -> None:
+    def __init__(self, cache: "ParseCache") -> None:
         self.cache = cache
-        self.cwd = cwd
-        self.root = root
+        self._began_ns = time.time_ns()
+
+    def _key(self, start: str, exclude: list[str], root: "Path", cwd: "Path", respect_gitignore: bool) -> str:
         h = hashlib.sha256()
         # Real paths too: a link above the project that now leads elsewhere
         # changes what display paths resolve to (discover.excluded_by).
-        for part in ("walk", cache.salt.decode("utf-8", "surrogatepass"), os.fspath(cwd), os.path.realpath(cwd),
-                     os.fspath(root), os.path.realpath(root), str(respect_gitignore), *exclude):
+        for part in ("walk", self.cache.salt.decode("utf-8", "surrogatepass"), start, os.path.realpath(start),
+                     os.fspath(cwd), os.path.realpath(cwd), os.fspath(root), os.path.realpath(root),
+                     str(respect_gitignore), *exclude):
             h.update(part.encode("utf-8", "surrogatepass") + b"\0")
-        self._base = h
-        self._began_ns = time.time_ns()
-
-    def _key(self, raw: str) -> str:
-        h = self._base.copy()
-        h.update(raw.encode("utf-8", "surrogatepass") + b"\0" + os.path.realpath(raw).encode("utf-8", "surrogatepass"))
         return WALK_PREFIX + h.hexdigest()[1:]
 
-    def get(self, raw: str) -> FolderWalk | None:
-        """The recorded walk of ``raw`` when nothing it read has moved."""
-        found = self.cache.get(self._key(raw))
+    def get(self, start: str, *how) -> FolderWalk | None:
+        """The recorded walk of ``start`` with ``how`` (exclude, root, cwd,
+        respect_gitignore) when nothing it read has moved."""
+        found = self.cache.get(self._key(start, *how))
         if not isinstance(found, RecordedWalk) or not isinstance(found.walk, FolderWalk):
             return None
         for path, stamp in found.stamps:
@@ -83,31 +80,19 @@ class WalkCache:
                 return None
         return found.walk
 
-    def put(self, raw: str, walk: FolderWalk) -> None:
+    def put(self, walk: FolderWalk, start: str, exclude: list[str], root: "Path", cwd: "Path",
+            respect_gitignore: bool) -> None:
         before, now = self._began_ns - margin_ns(), time.time_ns()
+        # What discovery looks for above the walked folder and the working
+        # folder: a .git (gitignore.git_root) and the ignore files.
+        above = names_above([start, os.fspath(cwd)], _ABOVE_NAMES)
         stamps = []
-        for path in dict.fromkeys([*walk.watched, *walk.links, *self._above(raw)]):
+        for path in dict.fromkeys([*walk.watched, *walk.links, *above]):
             stamp = path_stamp(path)
             if too_recent(stamp, before, now):
                 return
             stamps.append((path, stamp))
-        self.cache.put(self._key(raw), RecordedWalk(stamps, walk))
-
-    def _above(self, raw: str) -> list[str]:
-        """What discovery looks for in every folder above the walked one and
-        the working folder: a ``.git`` (gitignore.git_root) and the ignore
-        files (replay.ANCESTOR_NAMES has the same). A folder's own stamp
-        would move with every file made beside it (/tmp)."""
-        out = []
-        for base in (raw, os.fspath(self.cwd)):
-            folder = os.path.abspath(base)
-            while True:
-                out += (os.path.join(folder, name) for name in _ABOVE_NAMES)
-                parent = os.path.dirname(folder)
-                if parent == folder:
-                    break
-                folder = parent
-        return out
+        self.cache.put(self._key(start, exclude, root, cwd, respect_gitignore), RecordedWalk(stamps, walk))
 
 
 __all__ = ["RecordedWalk", "WalkCache", "WALK_PREFIX"]

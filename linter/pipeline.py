@@ -80,7 +80,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     if cache is not None:
         from mlcost_lint.discover_cache import WalkCache
 
-        walks = WalkCache(cache, settings.all_excludes, settings.root, Path.cwd(), settings.respect_gitignore)
+        walks = WalkCache(cache)
     found: Discovery = discover(paths, settings.all_excludes, settings.root,
                                 respect_gitignore=settings.respect_gitignore, walks=walks)
     index = None
@@ -190,8 +190,8 @@ class _Analysis(NamedTuple):
 class _SlicePlan:
     """What a reporting run reads of the project (mlcost_lint.project_slice)
     and the index it keeps up to date: every run with a cache writes one
-    when it read the whole project, and a sliced run updates the reported
-    files' entries."""
+    when it read the whole project, and a sliced run updates the entries of
+    the reported files and of the other files changed since."""
 
     def __init__(self, cache: ParseCache, key: str, index: "ProjectIndex | None", keys: dict[str, str | None],
                  report_paths: frozenset[str] | None) -> None:

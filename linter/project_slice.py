@@ -85,7 +85,7 @@ class IndexedFile:
     # the paths its configs name), for the runs that do not read it.
     stand_ins: tuple
     secrets: frozenset[str] | None  # its secret-looking values (None: unknown, so it is always read)
-    partners: tuple[str, ...] = ()  # files joined to it by a workload -> config link
+    partners: tuple[str, ...] = ()  # files joined to it (_partners: links, config references, mounts)
 
 
 @dataclass(slots=True)
@@ -311,13 +311,11 @@ def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str,
     kept (the caller's choice)."""
     files = index.files
     changed = changed or {}
-    if keys.keys() != files.keys():
+    if keys.keys() != files.keys() or None in keys.values():
         return None
-    for path, key in keys.items():
-        if key is None:
-            return None
-        if key != files[path].key and path not in reported and path not in changed and not files[path].terraform:
-            return None
+    if any(path not in reported and path not in changed and not files[path].terraform
+           for path in changed_since(index, keys)):
+        return None
     for path, pf in (*reported.items(), *changed.items()):
         old = files.get(path)
         if old is None or old.needs_all or _needs_all(pf) or offers(stand_ins_of(pf)) != offers(old.stand_ins):
@@ -439,16 +437,13 @@ class TerraformSummary:
         from mlcost_lint.model.absent import AbsentResource
         from mlcost_lint.model.cloud import TerraformModel
 
-        taken = set()
         for r in self.resources:
-            if id(r) not in taken:
-                taken.add(id(r))
-                if isinstance(r, AbsentResource):
-                    object.__setattr__(r, "log", log)
+            if isinstance(r, AbsentResource):
+                object.__setattr__(r, "log", log)
         # its secrets are known already: collect_secrets walks no resource of it
         return TerraformModel(resources=list(self.resources), providers=list(self.providers),
                               module_calls=list(self.module_calls), known_secrets=set(self.secrets),
-                              secrets_taken=taken, partial=True)
+                              secrets_taken={id(r) for r in self.resources}, partial=True)
 
 
 def _kept_types() -> frozenset[str]:
@@ -486,7 +481,8 @@ def summarise(project: "Project", parsed: list[ParsedFile]) -> TerraformSummary:
         if r.type in kept:
             resources.append(_shared_locations(r, locations))
         elif (r.type, r.mode, r.origin) not in stand_ins:
-            resources.append(stand_ins.setdefault((r.type, r.mode, r.origin), AbsentResource(r.type, r.mode, r.origin)))
+            stand_ins[r.type, r.mode, r.origin] = AbsentResource(r.type, r.mode, r.origin)
+            resources.append(stand_ins[r.type, r.mode, r.origin])
     side = Project(files=[pf for pf in parsed if _is_terraform(pf)], terraform=terraform,
                    hcl_secrets=project.hcl_secrets)
     return TerraformSummary(resources, list(terraform.providers), list(terraform.module_calls),
@@ -499,7 +495,6 @@ def _shared_locations(resource: "CloudResource", seen: dict) -> "CloudResource":
     module called many times are written at the same lines (on bench/'s
     8,000-file tree, 800 node groups of one module: loading the summary
     0.084 s, 0.031 s with 3,704 locations shared)."""
-    from dataclasses import replace
 
     def one(location):
         return seen.setdefault(location, location)

@@ -424,13 +424,20 @@ class Capture:
 def _watched(pending: _Pending) -> list[str]:
     """The run's paths, and the names git and config discovery look for in
     every folder above the paths linted and the working folder."""
-    out = dict.fromkeys(pending.paths)
     bases = [os.getcwd(), *pending.lint_paths]
     bases += [os.path.realpath(b) for b in bases]
+    return list(dict.fromkeys([*pending.paths, *names_above(bases, ANCESTOR_NAMES)]))
+
+
+def names_above(bases: list[str], names: tuple) -> list[str]:
+    """``names`` in each of ``bases`` (made absolute) and every folder above
+    it: what git and config discovery look for there. Not the folders'
+    own stamps, which move with every file made beside them (/tmp)."""
+    out: dict[str, None] = {}
     for base in bases:
         folder = os.path.abspath(base)
         while True:
-            for name in ANCESTOR_NAMES:
+            for name in names:
                 out.setdefault(os.path.join(folder, name))
             parent = os.path.dirname(folder)
             if parent == folder:

@@ -86,8 +86,8 @@ def counted(monkeypatch):
     return calls
 
 
-def _walks(tmp_path: Path, root: Path) -> WalkCache:
-    return WalkCache(ParseCache(tmp_path / "cache", "test"), ["vendor"], root, root.parent, True)
+def _walks(tmp_path: Path) -> WalkCache:
+    return WalkCache(ParseCache(tmp_path / "cache", "test"))
 
 
 def _settled() -> None:
@@ -101,8 +101,8 @@ def test_a_recorded_walk_gives_exactly_what_walking_gives(tmp_path, monkeypatch,
     root = _tree(tmp_path / "p")
     _settled()
     fresh = _discover(root, None)
-    first = _discover(root, _walks(tmp_path, root))
-    second = _discover(root, _walks(tmp_path, root))
+    first = _discover(root, _walks(tmp_path))
+    second = _discover(root, _walks(tmp_path))
     assert len(counted) == 2        # no cache, then the run that recorded; the third was the record
     _same(first, fresh)
     _same(second, fresh)
@@ -161,10 +161,10 @@ def test_a_change_to_anything_the_walk_read_walks_again(tmp_path, monkeypatch, c
     monkeypatch.setenv("_MLCOST_LINT_REPLAY_MARGIN_NS", "0")
     root = _tree(tmp_path / "p")
     _settled()
-    before = _discover(root, _walks(tmp_path, root))
+    before = _discover(root, _walks(tmp_path))
     change(root)
     _settled()
-    after = _discover(root, _walks(tmp_path, root))
+    after = _discover(root, _walks(tmp_path))
     assert len(counted) == 2, "the record was used after the change"
     _same(after, _discover(root, None))
     assert (after.files, after.skipped) != (before.files, before.skipped)
@@ -172,8 +172,8 @@ def test_a_change_to_anything_the_walk_read_walks_again(tmp_path, monkeypatch, c
 
 def test_a_walk_younger_than_the_margin_is_not_recorded(tmp_path, counted):
     root = _tree(tmp_path / "p")     # made just now: inside the default 3-second margin
-    _discover(root, _walks(tmp_path, root))
-    _discover(root, _walks(tmp_path, root))
+    _discover(root, _walks(tmp_path))
+    _discover(root, _walks(tmp_path))
     assert len(counted) == 2
 
 
