@@ -109,6 +109,8 @@ _DATA_MODULES = frozenset({
     "mlcost_lint.project_slice", "mlcost_lint.model.absent",
     # folder walks kept between runs (mlcost_lint.discover_cache)
     "mlcost_lint.discover", "mlcost_lint.discover_cache",
+    # the last whole run's findings per file (mlcost_lint.incremental)
+    "mlcost_lint.incremental",
 })
 # Module-level singletons an entry may name (evaluated Terraform values hold UNKNOWN).
 _SINGLETONS = frozenset({("mlcost_lint.model.core", "UNKNOWN")})

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from mlcost_lint.model.terraform.root_cache import RootCache
     from mlcost_lint.parse_stage import StdinData, _Input
     from mlcost_lint.model.absent import Absent
+    from mlcost_lint.incremental import LastRun, Merged
+    from mlcost_lint.run_cache import CachedRun
     from mlcost_lint.project_slice import ProjectIndex, Slice, TerraformSummary
 
 
@@ -111,9 +113,10 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
             return _with_inputs(_from_run_cache(hit, found), found, cache)
     var_files = _parse_inputs(var_inputs, settings, options, cache) if var_inputs else []
 
-    def analyse(read: list[_Input], absent: "Absent | None" = None, terraform: "TerraformSummary | None" = None
-                ) -> _Analysis:
-        """Model, link and rules over ``read`` (the model is built as files are parsed: _ModelFeed)."""
+    def analyse(read: list[_Input], absent: "Absent | None" = None, terraform: "TerraformSummary | None" = None,
+                report: frozenset[str] | None = options.report_paths) -> _Analysis:
+        """Model, link and rules over ``read`` (the model is built as files are parsed: _ModelFeed);
+        ``report``: the files whose findings are kept (None: every file)."""
         from mlcost_lint.cache_trees import HclTrees
         from mlcost_lint.model.build import ProjectBuilder
 
@@ -133,51 +136,73 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
             parsed.append(holder)
         project = finish_model(builder, parsed, settings)
         failures: list[RuleFailure] = []
-        findings = run_rules(project, settings, selected_rules(settings), failures, options.report_paths)
+        findings = run_rules(project, settings, selected_rules(settings), failures, report)
+        if options.report_paths is not None:
+            findings = [f for f in findings if f.location.path in options.report_paths]
         return _Analysis(parsed, project, findings, failures)
 
-    plan = _SlicePlan.make(cache, settings, settings_key, inputs, var_inputs, options, paths) \
+    plan = _SlicePlan.make(cache, settings, settings_key, inputs, var_inputs, options, paths, bool(found.errors)) \
         if cache is not None else None
     # a slice of the project when the index allows one and it held all it needed; else the whole project
     done = plan.analyse(analyse, inputs) if plan is not None and plan.slice is not None else None
     parsed, project, findings, failures = done or analyse(inputs)
-    if options.report_paths is not None:
-        findings = [f for f in findings if f.location.path in options.report_paths]
-    # Money on accelerator findings: one pricing step for every rule (mlcost_lint.pricing).
-    from mlcost_lint.pricing import price_findings
-
-    price_findings(findings, settings)
-    # No message prints a secret-looking value, whichever rule wrote it (mlcost_lint.secrets).
-    from mlcost_lint.redact import redact_findings
-
-    if cache is not None:
-        from functools import partial
-
-        from mlcost_lint.cleaned_texts import CleanedTexts
-
-        # messages cleaned by earlier runs are not cleaned again (cleaned_texts.py)
-        secrets = redact_findings(findings, project, partial(CleanedTexts, cache))
-    else:
-        secrets = redact_findings(findings, project)
-    by_path = {pf.path: pf for pf in parsed}
-    result = apply_suppressions(findings, by_path, settings.per_file_ignores, settings.root)
+    secrets = _price_and_redact(findings, project, settings, cache)
     from mlcost_lint.fix import fixes_for
     from mlcost_lint.model.read_as import read_as
 
-    fix_pairs = fixes_for(result.kept, project)
-    out = LintResult(result.kept, result.suppressed, parsed, project, result, failures, secrets, found.skipped,
-                     fixes={id(f): fix for f, fix in fix_pairs}, read_as=read_as(project))
+    merged = plan.merge(inputs, findings, parsed, project, secrets, failures) \
+        if done is not None and plan.last is not None else None
+    if merged is not None:
+        # an incremental whole run (mlcost_lint.incremental): the last run's findings where nothing changed
+        files, findings, kept_fixes, read_as_now = merged.files, merged.findings, merged.fixes, merged.read_as
+        if os.environ.get("_MLCOST_LINT_TRACE_INCREMENTAL"):     # for bench/incremental_check.py
+            import sys
+
+            print(f"mlcost-lint: incremental run: read {len(parsed)} of {len(files)} files", file=sys.stderr)
+    elif done is not None and plan.last is not None:    # not incremental after all: the whole project
+        plan.slice = plan.last = None
+        parsed, project, findings, failures = analyse(inputs)
+        secrets = _price_and_redact(findings, project, settings, cache)
+    if merged is None:
+        files, kept_fixes, read_as_now = parsed, {}, read_as(project)
+    by_path = {pf.path: pf for pf in files}
+    result = apply_suppressions(findings, by_path, settings.per_file_ignores, settings.root)
+    fix_pairs = fixes_for([f for f in result.kept if id(f) not in kept_fixes], project)
+    fix_pairs += [(f, kept_fixes[id(f)]) for f in result.kept if id(f) in kept_fixes]
+    out = LintResult(result.kept, result.suppressed, files, None if merged is not None else project, result,
+                     failures, secrets, found.skipped, fixes={id(f): fix for f, fix in fix_pairs},
+                     read_as=read_as_now)
     if key is not None and not failures:
         run_cache.store(cache, key, run_cache.CachedRun(
             kept=result.kept, suppressed=result.suppressed, used=result.used, used_selectors=result.used_selectors,
-            files=[run_cache.light(pf) for pf in parsed], secrets=secrets,
+            files=[run_cache.light(pf) for pf in files], secrets=secrets,
             fixes=run_cache.fix_list(result.kept, fix_pairs), read_as=out.read_as))
     if plan is not None and not failures:
-        plan.record(project, parsed)
+        plan.record(project, parsed, key if options.report_paths is None else None)
     if cache is not None:
         cache.prune()
         cache.close()
     return _with_inputs(out, found, cache)
+
+
+def _price_and_redact(findings: list[Finding], project: Project, settings: Settings,
+                      cache: "ParseCache | None") -> frozenset[str]:
+    """Money on accelerator findings, one pricing step for every rule
+    (mlcost_lint.pricing); then no message prints a secret-looking value,
+    whichever rule wrote it (mlcost_lint.secrets). Returns the project's
+    secret-looking values."""
+    from mlcost_lint.pricing import price_findings
+    from mlcost_lint.redact import redact_findings
+
+    price_findings(findings, settings)
+    if cache is None:
+        return redact_findings(findings, project)
+    from functools import partial
+
+    from mlcost_lint.cleaned_texts import CleanedTexts
+
+    # messages cleaned by earlier runs are not cleaned again (cleaned_texts.py)
+    return redact_findings(findings, project, partial(CleanedTexts, cache))
 
 
 class _Analysis(NamedTuple):
@@ -205,10 +230,18 @@ class _SlicePlan:
         self.summary: "TerraformSummary | None" = None
         # Files other than the reported ones changed since the index was written (read with the slice).
         self.changed: list[str] = []
+        # An incremental whole run (mlcost_lint.incremental): the last whole run, the files whose
+        # findings are recomputed (and Terraform's when it is read) and the Terraform files changed.
+        self.last_run: "LastRun | None" = None
+        self.last: "CachedRun | None" = None
+        self.report: frozenset[str] | None = report_paths
+        self.terraform_changed: list[str] = []
+        self.new_summary: "TerraformSummary | None" = None    # of the Terraform it read, when it changed
 
     @classmethod
     def make(cls, cache: ParseCache, settings: Settings, settings_key: str, inputs: list[_Input],
-             var_inputs: list[_Input], options: LintOptions, paths: list[str]) -> "_SlicePlan | None":
+             var_inputs: list[_Input], options: LintOptions, paths: list[str], discovery_errors: bool = False
+             ) -> "_SlicePlan | None":
         from mlcost_lint import project_slice
 
         if "-" in paths or not any(os.path.isdir(p) for p in paths):
@@ -217,8 +250,14 @@ class _SlicePlan:
                                       options.cli_vars)
         keys = {i.source.display: i.key for i in inputs}
         reporting = options.report_paths
-        plan = cls(cache, key, project_slice.load(cache, key) if reporting is not None else None, keys, reporting)
-        if plan.index is None or reporting is None:
+        # a whole run that only reports may take unchanged files' findings from the last one
+        incremental = reporting is None and options.reuse_run and not var_inputs and not discovery_errors
+        plan = cls(cache, key, project_slice.load(cache, key) if reporting is not None or incremental else None,
+                   keys, reporting)
+        if plan.index is None:
+            return plan
+        if reporting is None:
+            plan._incremental(settings, options, inputs)
             return plan
         reported = [i for i in inputs if i.source.display in reporting]
         if len(reported) != len(reporting) or any(i.kind in project_slice.TERRAFORM_KINDS for i in reported):
@@ -237,6 +276,67 @@ class _SlicePlan:
                 plan.slice.files = {p for p in plan.slice.files if not plan.index.files[p].terraform}
         return plan
 
+    def _incremental(self, settings: Settings, options: LintOptions, inputs: list[_Input]) -> None:
+        """Plan an incremental whole run (mlcost_lint.incremental) when the last one allows it."""
+        from mlcost_lint import incremental, project_slice
+
+        index = self.index
+        found = incremental.load(self.cache, self.key, index)
+        if found is None or {pf.path for pf in found[1].files} != self.keys.keys():
+            return
+        last_run, outcome = found
+        changed = project_slice.changed_since(index, self.keys)
+        others = {p for p in changed if not index.files[p].terraform}
+        parsed = {pf.path: pf for pf in _parse_inputs([i for i in inputs if i.source.display in others],
+                                                      settings, options, self.cache)}
+        plan = project_slice.select(index, self.keys, {}, parsed)
+        if plan is None:
+            return
+        self.terraform_changed = [p for p in changed if p not in others]
+        everywhere = [p for p, e in index.files.items() if e.needs_all and not e.terraform]
+        # When Terraform changed, the findings of the files every slice reads (ParallelCluster and Azure ML
+        # compute, Karpenter NodePools, kustomizations) are recomputed too: their cloud resources' findings
+        # may read any Terraform resource (a budget, a provider), and Terraform is then read whole.
+        joined = project_slice.closure(index, [*plan.joined, *(everywhere if self.terraform_changed else ())])
+        plan = project_slice.Slice(plan.files | joined, joined)
+        if not project_slice.small(index, plan.files):
+            return
+        # checks reporting at cloud resources read every resource: a summary is not enough for them
+        if not self.terraform_changed and not any(index.files[p].needs_all for p in joined):
+            self.summary = project_slice.load_summary(self.cache, project_slice.terraform_key(self.key, index,
+                                                                                               self.keys))
+        report = set(joined)
+        if self.summary is not None:
+            plan.files = {p for p in plan.files if not index.files[p].terraform}
+        else:   # Terraform is read: its findings are recomputed
+            report |= {p for p, e in index.files.items() if e.terraform}
+        self.slice, self.changed, self.report = plan, sorted(others), frozenset(report)
+        self.last_run, self.last = last_run, outcome
+
+    def merge(self, inputs: list[_Input], findings: list[Finding], parsed: list[ParsedFile], project: Project,
+              secrets: frozenset[str], failures: list[RuleFailure]) -> "Merged | None":
+        """The incremental run's findings and files with the last run's, or None
+        when they cannot be merged (mlcost_lint.incremental: a secret-looking
+        value that came or went, a rule failure, a Terraform summary changed)."""
+        from mlcost_lint import incremental, project_slice
+        from mlcost_lint.model.read_as import read_as
+
+        last = self.last
+        if failures or secrets != last.secrets:
+            return None
+        if self.terraform_changed:     # the other files' findings hold only while the summary is as it was
+            old = project_slice.load_summary(self.cache, self.last_run.summary_key) \
+                if self.last_run.summary_key else None
+            self.new_summary = project_slice.summarise(project, parsed)
+            if old is None or old != self.new_summary:
+                return None
+        others = {p for p, e in self.index.files.items() if not e.terraform}
+        group = incremental.group_of(others)
+        recomputed = self.report | ({incremental.TERRAFORM_SIDE} if self.summary is None else set())
+        return incremental.merge(last, recomputed.__contains__, group, findings,
+                                 [i.source.display for i in inputs], {pf.path: pf for pf in parsed},
+                                 read_as(project))
+
     def analyse(self, analyse: Callable[..., "_Analysis"], inputs: list[_Input]) -> "_Analysis | None":
         """``analyse`` over the slice, or None when the slice lacked something
         the reported files depend on (project_slice.closed, or a decision
@@ -248,41 +348,56 @@ class _SlicePlan:
         chosen = self.slice.files
         try:
             done = analyse([i for i in inputs if i.source.display in chosen],
-                           project_slice.absent_of(self.index, chosen), self.summary)
+                           project_slice.absent_of(self.index, chosen), self.summary, self.report)
         except AbsentResourceError:
             done = None
         if done is None or done.project.absent.missed \
-                or not project_slice.closed(done.project, self.slice, {*self.report_paths, *self.changed}):
+                or not project_slice.closed(done.project, self.slice, {*(self.report_paths or self.slice.joined),
+                                                                       *self.changed}):
             self.slice = None
             return None
         done.project.outside_secrets = project_slice.outside_secrets(self.index, chosen)
         return done
 
-    def record(self, project: Project, parsed: list[ParsedFile]) -> None:
+    def record(self, project: Project, parsed: list[ParsedFile], run_key: str | None) -> None:
+        """Keep the index up to date; ``run_key``: where a whole run stored its
+        outcome in the run cache, named for the next incremental run
+        (mlcost_lint.incremental)."""
         from mlcost_lint import project_slice
 
+        index = self.index
         if self.slice is not None:
-            now = [p for p in (*self.report_paths, *self.changed) if self.index.files[p].key != self.keys[p]]
+            now = [p for p in (*(self.report_paths or ()), *self.changed, *self.terraform_changed)
+                   if index.files[p].key != self.keys[p]]
             if now:
-                project_slice.store_changes(self.cache, self.key, self.index, project_slice.changes(
-                    self.index, project, parsed, self.keys, now))
-            if self.summary is None and any(self.index.files[p].terraform for p in self.changed):
+                project_slice.store_changes(self.cache, self.key, index, project_slice.changes(
+                    index, project, parsed, self.keys, now))
+            if self.summary is None and (self.last is not None or any(index.files[p].terraform
+                                                                       for p in self.changed)):
                 # It read Terraform itself: the summary of that content, for the next hooks.
-                self._store_summary(project, parsed, self.index)
-            return
-        index = project_slice.build(project, parsed, self.keys)
-        if index is None:
-            return
-        self._store_summary(project, parsed, index)
-        project_slice.store(self.cache, self.key, index)
+                self._store_summary(project, parsed, index, self.new_summary)
+            if self.last is None:
+                return
+        else:
+            index = project_slice.build(project, parsed, self.keys)
+            if index is None:
+                return
+            self._store_summary(project, parsed, index)
+            project_slice.store(self.cache, self.key, index)
+        if run_key is not None:
+            from mlcost_lint import incremental
 
-    def _store_summary(self, project: Project, parsed: list[ParsedFile], index: "ProjectIndex") -> None:
+            incremental.store(self.cache, self.key, index, project_slice.terraform_key(self.key, index, self.keys),
+                              run_key)
+
+    def _store_summary(self, project: Project, parsed: list[ParsedFile], index: "ProjectIndex",
+                       summary: "TerraformSummary | None" = None) -> None:
         from mlcost_lint import project_slice
 
         summary_key = project_slice.terraform_key(self.key, index, self.keys)
         if any(entry.terraform for entry in index.files.values()) \
                 and not self.cache.has(summary_key):     # the same Terraform files: the same summary
-            project_slice.store(self.cache, summary_key, project_slice.summarise(project, parsed))
+            project_slice.store(self.cache, summary_key, summary or project_slice.summarise(project, parsed))
 
 
 def _with_inputs(out: LintResult, found: Discovery, cache: ParseCache | None) -> LintResult:

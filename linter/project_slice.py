@@ -153,7 +153,10 @@ def store_changes(cache: "ParseCache", key: str, index: ProjectIndex, changed: d
     index.files.update(changed)
     index.updated.update(changed)
     if len(index.updated) > MAX_UPDATE:
-        store(cache, key, ProjectIndex(index.files))
+        # a whole index again, under a new stamp (``index`` is that index now)
+        index.stamp = ProjectIndex().stamp
+        index.updated = {}
+        store(cache, key, index)
     else:
         cache.put(_update_key(key), IndexUpdate(index.stamp, index.updated))
 
@@ -320,19 +323,30 @@ def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str,
         old = files.get(path)
         if old is None or old.needs_all or _needs_all(pf) or offers(stand_ins_of(pf)) != offers(old.stand_ins):
             return None
-    todo = [*reported, *changed]
+    joined = closure(index, [*reported, *changed])
+    chosen = joined | {path for path, entry in files.items() if entry.needs_all}
+    return Slice(chosen, joined) if small(index, chosen) else None
+
+
+def closure(index: ProjectIndex, seeds: Iterable[str]) -> set[str]:
+    """``seeds`` and every file joined to them, closed over the index's joins."""
+    files = index.files
+    todo = list(seeds)
     joined = set(todo)
     while todo:
         for other in files[todo.pop()].partners:
             if other not in joined:
                 joined.add(other)
                 todo.append(other)
-    chosen = joined | {path for path, entry in files.items() if entry.needs_all}
-    # Terraform files count for nothing: a TerraformSummary usually stands for them.
+    return joined
+
+
+def small(index: ProjectIndex, chosen: set[str]) -> bool:
+    """Whether a slice reading ``chosen`` is worth it (MAX_SHARE). Terraform
+    files count for nothing: a TerraformSummary usually stands for them."""
+    files = index.files
     others = sum(1 for entry in files.values() if not entry.terraform)
-    if sum(1 for path in chosen if not files[path].terraform) > MAX_SHARE * others:
-        return None
-    return Slice(chosen, joined)
+    return sum(1 for path in chosen if not files[path].terraform) <= MAX_SHARE * others
 
 
 def absent_of(index: ProjectIndex, chosen: set[str]) -> "Absent":

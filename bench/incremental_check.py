@@ -1,0 +1,146 @@
+"""Gate for the incremental whole run (mlcost_lint/incremental.py): after
+files change, a run with the cache must print what a run with no cache
+prints. Not part of the test suite (it takes minutes); run it on real trees:
+
+    python bench/incremental_check.py TREE [TREE ...] [--rounds 8] [--files 3] [--seed 1]
+
+For each tree: one run fills an empty cache; then, for each round, some
+random .tf / .yaml / .yml / .json / .sh files are changed, cumulatively (a
+comment appended, or one digit of a line changed, which changes values:
+GPU counts, sizes, regions, retention days; or a parse error), and
+``mlcost-lint check TREE --format json`` with the cache is compared with
+the same run with ``--no-cache``. Every file is restored at the end. It
+reports every difference and how many cached runs were incremental (the
+run says so on stderr when _MLCOST_LINT_TRACE_INCREMENTAL is set); exit 1
+on any difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SUFFIXES = (".tf", ".yaml", ".yml", ".json", ".sh", ".tfvars")
+
+
+def _tool() -> list[str]:
+    script = Path(sys.executable).parent / "mlcost-lint"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "mlcost_lint"]
+
+
+def lint(tree: Path, cache: Path | None) -> tuple[str, float, bool]:
+    """The JSON output, the wall time, and whether the run was incremental."""
+    import time
+
+    cmd = [*_tool(), "check", ".", "--format", "json", "--exit-zero"]
+    cmd += ["--cache-dir", str(cache)] if cache else ["--no-cache"]
+    start = time.perf_counter()
+    env = {**os.environ, "_MLCOST_LINT_TRACE_INCREMENTAL": "1"}
+    proc = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, timeout=900, env=env)
+    took = time.perf_counter() - start
+    incremental = "incremental run" in proc.stderr
+    if proc.returncode not in (0, 1):
+        return f"exit {proc.returncode}: {proc.stderr[-2000:]}", took, incremental
+    return proc.stdout, took, incremental
+
+
+def mutate(path: Path, rng: random.Random, i: int) -> None:
+    data = path.read_bytes()
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        return
+    how = rng.random()
+    lines = text.split("\n")
+    digits = [(n, m.start()) for n, line in enumerate(lines) for m in re.finditer(r"\d", line)
+              if not line.lstrip().startswith("#")]
+    if how < 0.5 or not digits:
+        comment = "//" if path.suffix == ".json" else "#"
+        if path.suffix != ".json":
+            path.write_text(text + f"\n{comment} incremental check {i}\n")
+        return
+    if how < 0.95:
+        n, col = rng.choice(digits)
+        line = lines[n]
+        lines[n] = line[:col] + str(rng.choice([d for d in "0123456789" if d != line[col]])) + line[col + 1:]
+    else:
+        lines.insert(rng.randrange(len(lines) + 1), "{ [ unbalanced")
+    path.write_text("\n".join(lines))
+
+
+def check(tree: Path, rounds: int, per_round: int, rng: random.Random) -> tuple[int, int, int]:
+    files = sorted(p for p in tree.rglob("*") if p.is_file() and p.suffix in SUFFIXES and ".git" not in p.parts
+                   and not p.is_symlink())
+    originals = {p: p.read_bytes() for p in files}
+    cache = Path(tempfile.mkdtemp(prefix="inc-check-"))
+    differences = incremental = 0
+    try:
+        lint(tree, cache)
+        for r in range(rounds):
+            for p in rng.sample(files, min(per_round, len(files))):
+                mutate(p, rng, r)
+            cached, t_cached, was_incremental = lint(tree, cache)
+            fresh, t_fresh, _ = lint(tree, None)
+            incremental += was_incremental
+            same = cached == fresh
+            if not same:
+                differences += 1
+                _explain(tree, cached, fresh)
+            print(f"  round {r + 1}: {'same' if same else 'DIFFERENT'}"
+                  f"{'  incremental' if was_incremental else ''}  cached {t_cached:.2f} s, "
+                  f"no cache {t_fresh:.2f} s", flush=True)
+    finally:
+        for p, data in originals.items():
+            p.write_bytes(data)
+        shutil.rmtree(cache, ignore_errors=True)
+    return rounds, differences, incremental
+
+
+def _explain(tree: Path, cached: str, fresh: str) -> None:
+    try:
+        a, b = json.loads(cached), json.loads(fresh)
+    except ValueError:
+        print(f"    {tree}: not JSON:\n{cached[:500]}\n{fresh[:500]}")
+        return
+    key = lambda f: json.dumps(f, sort_keys=True)   # noqa: E731
+    fa, fb = {key(f) for f in a.get("findings", [])}, {key(f) for f in b.get("findings", [])}
+    for f in sorted(fa - fb)[:5]:
+        print(f"    only cached: {f[:400]}")
+    for f in sorted(fb - fa)[:5]:
+        print(f"    only no-cache: {f[:400]}")
+    if fa == fb:
+        for k in sorted(set(a) | set(b)):
+            if a.get(k) != b.get(k):
+                print(f"    field {k} differs: {str(a.get(k))[:300]} / {str(b.get(k))[:300]}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("trees", nargs="+", type=Path)
+    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--files", type=int, default=3, help="files changed per round")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    total = bad = incremental = 0
+    for tree in args.trees:
+        print(f"{tree}", flush=True)
+        n, d, i = check(tree.resolve(), args.rounds, args.files, rng)
+        total += n
+        bad += d
+        incremental += i
+    print(f"{total} rounds, {bad} different, {incremental} incremental")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""A whole run after a few files changed: the findings of the files the
+change cannot reach are the last whole run's.
+
+The run cache (run_cache.py) answers an unchanged tree; any change missed
+it and re-did every stage over the whole project. With 1% of bench/'s
+2,000 files changed, that was about half a cold run, though the findings
+of most files could not have changed. Which ones can is what the project
+index (project_slice.py) knows for the pre-commit hook: a file's findings
+depend on the files joined to it (its link component), the files read by
+every slice, what every other file offers by name, the Terraform side as a
+summary (project_slice.TerraformSummary), and the project's secret-looking
+values. So when
+
+- the same files are there as in the last whole run, and the index is the
+  one that run left (no sliced hook has changed it since),
+- every changed file other than Terraform offers the same names as before
+  and is not one that every slice reads (project_slice.select),
+- Terraform is unchanged, or its summary is equal to the last one (the
+  node pools, buckets and other resources links read, with their
+  locations, and the secrets of the Terraform side),
+- the run's secret-looking values are those of the last run (the stored
+  findings were redacted with them), and no rule failed,
+
+the run reads the slice of the changed files (project_slice.select), with
+the files every slice reads and their joins, and every Terraform file when
+one changed. It recomputes the findings located in those files (and, when
+it read Terraform, every finding located outside the other files: the
+Terraform side's), and takes every other file's findings, its parsed file
+as suppression sees it, its fixes and what it was read as from the last
+run. Suppression, unused-suppression findings and the reporters then run
+over the whole as usual. Otherwise it reads the whole project, as before.
+
+The last run is the run cache's entry of it (run_cache.CachedRun), which
+every whole run that reports stores; LastRun names it, with the index it
+goes with. Each incremental run names its own, so a chain of edits stays
+incremental.
+bench/incremental_check.py is the gate: the output must be the same as a
+run with no cache, file for file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from mlcost_lint.parse.document import ParsedFile
+from mlcost_lint.pickling import pickled_by_fields
+
+if TYPE_CHECKING:
+    from mlcost_lint.cache import ParseCache
+    from mlcost_lint.project_slice import ProjectIndex
+    from mlcost_lint.rule import Finding
+    from mlcost_lint.run_cache import CachedRun
+
+# The findings located outside every file the index counts as other than
+# Terraform: in Terraform files, plan files and module files outside the scan.
+TERRAFORM_SIDE = "\0terraform"
+
+
+@pickled_by_fields
+@dataclass(slots=True)
+class LastRun:
+    """Which run-cache entry (run_cache.CachedRun: findings priced, redacted
+    and suppressed, the files as suppression sees them, fixes, what each
+    file was read as) is the last whole run, and what it goes with."""
+
+    base: str                       # the ProjectIndex.stamp it goes with
+    updated: dict[str, str]         # the keys of that index's update entries it goes with
+    summary_key: str | None         # project_slice.terraform_key of the Terraform it read
+    run: str                        # its run-cache key
+
+
+def _key(index_key: str) -> str:
+    import hashlib
+
+    from mlcost_lint.project_slice import INDEX_PREFIX
+
+    return INDEX_PREFIX + hashlib.sha256(f"last-run\0{index_key}".encode()).hexdigest()[1:]
+
+
+def _generation(index: "ProjectIndex") -> dict[str, str]:
+    return {path: entry.key for path, entry in index.updated.items()}
+
+
+def load(cache: "ParseCache", index_key: str, index: "ProjectIndex") -> "tuple[LastRun, CachedRun] | None":
+    from mlcost_lint import run_cache
+
+    last = cache.get(_key(index_key))
+    if not isinstance(last, LastRun) or last.base != index.stamp or last.updated != _generation(index):
+        return None
+    outcome = run_cache.load(cache, last.run)
+    return None if outcome is None else (last, outcome)
+
+
+def store(cache: "ParseCache", index_key: str, index: "ProjectIndex", summary_key: str | None,
+          run_key: str) -> None:
+    """After a whole run that stored its outcome under ``run_key``."""
+    cache.put(_key(index_key), LastRun(index.stamp, _generation(index), summary_key, run_key))
+
+
+def group_of(other_files: set[str]) -> Callable[[str], str]:
+    """The group a finding's path belongs to: the path itself for the files
+    other than Terraform (``other_files``), TERRAFORM_SIDE for the rest."""
+    return lambda path: path if path in other_files else TERRAFORM_SIDE
+
+
+@dataclass(slots=True)
+class Merged:
+    findings: list            # every finding before suppression: the recomputed and the reused
+    fixes: dict[int, object]  # id(finding) -> Fix, for the reused ones
+    files: list[ParsedFile]   # in the run's order
+    read_as: list             # in path order
+
+
+def merge(last: "CachedRun", recomputed: Callable[[str], bool], group: Callable[[str], str], new: list["Finding"],
+          order: list[str], parsed: dict[str, ParsedFile], read_as_now: list) -> Merged:
+    """The new findings of the recomputed groups with the last run's of the
+    others; the files read now with the last run's light copies of the rest
+    (``order``: every display path in the run's order)."""
+    findings = [f for f in new if recomputed(group(f.location.path))]
+    fixes = {i: fix for i, fix in last.fixes}
+    kept_fixes: dict[int, object] = {}
+    for i, f in enumerate(last.kept):
+        if not recomputed(group(f.location.path)):
+            findings.append(f)
+            if i in fixes:
+                kept_fixes[id(f)] = fixes[i]
+    findings.extend(f for f in last.suppressed if not recomputed(group(f.location.path)))
+    files = {pf.path: pf for pf in last.files}
+    read_as = {**{r.path: r for r in last.read_as}, **{r.path: r for r in read_as_now}}
+    return Merged(findings, kept_fixes, [parsed[p] if p in parsed else files[p] for p in order],
+                  [read_as[p] for p in sorted(read_as)])

@@ -1,0 +1,196 @@
+"""A whole run after a few files changed takes the findings of the files
+the change cannot reach from the last whole run (mlcost_lint.incremental),
+and reports exactly what a run with no cache reports; when it cannot know
+that, it reads the whole project."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mlc_testing import FIXTURES
+
+from mlcost_lint.config import Settings
+from mlcost_lint.pipeline import LintOptions, lint
+
+_PROJECTS = ("demo", "link", "training", "rules", "managed")
+
+
+def _lint(root: Path, cache: Path | None, **options):
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        return lint(["."], Settings(root=root, select=["ALL"]),
+                    LintOptions(cache_dir=cache, use_cache=cache is not None, jobs=1, reuse_run=True, **options))
+    finally:
+        os.chdir(old)
+
+
+def _incremental(result) -> bool:
+    # a merged run has no whole model, and did not come from the run cache
+    return result.project is None and not result.from_run_cache
+
+
+def _outcome(result) -> tuple:
+    def key(f) -> tuple:
+        cost = None if f.cost is None else (f.cost.known, f.cost.monthly() if f.cost.known else None)
+        return (f.code, f.location.path, f.location.line, f.location.column, f.message, f.address, cost)
+
+    fixes = sorted((key(f), repr(fix)) for f in result.findings for fix in [result.fixes.get(id(f))] if fix)
+    # findings in location order, as the reporters print them (suppress.finish_unused sorts them)
+    return (sorted(key(f) for f in result.findings), sorted(key(f) for f in result.suppressed),
+            [(pf.path, [s.line for s in pf.suppressions], [e.message for e in pf.errors]) for pf in result.files],
+            result.read_as, sorted(result.secrets), fixes)
+
+
+def _copy(name: str, tmp_path: Path) -> Path:
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root, ignore=shutil.ignore_patterns(".mlcost_lint_cache"))
+    return root
+
+
+def _change_a_value(path: Path) -> bool:
+    """One digit of the first line with a digit, not a comment: a real edit
+    (a GPU count, a size, a step count)."""
+    lines = path.read_text().split("\n")
+    for n, line in enumerate(lines):
+        m = re.search(r"\d", line)
+        if m and not line.lstrip().startswith("#"):
+            digit = "7" if line[m.start()] != "7" else "3"
+            lines[n] = line[:m.start()] + digit + line[m.start() + 1:]
+            path.write_text("\n".join(lines))
+            return True
+    return False
+
+
+@pytest.mark.parametrize("name", _PROJECTS)
+def test_each_edit_equals_a_run_without_cache(name, tmp_path):
+    # Edits pile up file by file (values and comments, configs, workloads,
+    # scripts): every run with the cache reports what a run without it
+    # reports, and most are incremental.
+    root = _copy(name, tmp_path)
+    cache = tmp_path / "cache"
+    _lint(root, cache)
+    paths = sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml", ".sh", ".sbatch", ".json")
+                   and p.is_file())
+    incremental = 0
+    for i, path in enumerate(paths):
+        if i % 2:
+            path.write_bytes(path.read_bytes().rstrip(b"\n") + f"\n# edit {i}\n".encode())
+        elif not _change_a_value(path):
+            continue
+        cached = _lint(root, cache)
+        assert _outcome(cached) == _outcome(_lint(root, None)), path
+        incremental += _incremental(cached)
+    assert incremental >= len(paths) // 3, (incremental, len(paths))
+
+
+def _demo(tmp_path: Path):
+    root = _copy("demo", tmp_path)
+    cache = tmp_path / "cache"
+    _lint(root, cache)
+    return root, cache
+
+
+def test_a_terraform_comment_keeps_the_run_incremental(tmp_path):
+    # The Terraform summary (pools, buckets, their locations, its secrets) is
+    # as it was: the other files' findings are the last run's.
+    root, cache = _demo(tmp_path)
+    tf = next(root.glob("infra/*.tf"))
+    tf.write_bytes(tf.read_bytes() + b"\n# reviewed\n")
+    cached = _lint(root, cache)
+    assert _incremental(cached)
+    assert _outcome(cached) == _outcome(_lint(root, None))
+
+
+def test_a_changed_node_pool_reads_the_whole_project(tmp_path):
+    root, cache = _demo(tmp_path)
+    variables = root / "infra" / "variables.tf"
+    text = variables.read_text()
+    assert '"p4d.24xlarge"' in text
+    variables.write_text(text.replace('"p4d.24xlarge"', '"p5.48xlarge"'))
+    cached = _lint(root, cache)
+    assert not _incremental(cached)
+    assert _outcome(cached) == _outcome(_lint(root, None))
+
+
+def test_a_new_secret_reads_the_whole_project(tmp_path):
+    # Stored findings were redacted with the last run's secret-looking values.
+    root, cache = _demo(tmp_path)
+    job = root / "k8s" / "dev-box.yaml"
+    text = job.read_text()
+    assert "\n          resources:" in text
+    job.write_text(text.replace("\n          resources:", "\n          env:\n            - name: DB_PASSWORD\n"
+                                "              value: Zq8-hunter2-Kx93vLp\n          resources:", 1))
+    cached = _lint(root, cache)
+    assert "Zq8-hunter2-Kx93vLp" in cached.secrets
+    assert not _incremental(cached)
+    assert _outcome(cached) == _outcome(_lint(root, None))
+
+
+def test_an_added_file_reads_the_whole_project(tmp_path):
+    root, cache = _demo(tmp_path)
+    shutil.copy(root / "k8s" / "dev-box.yaml", root / "k8s" / "dev-box-2.yaml")
+    cached = _lint(root, cache)
+    assert not _incremental(cached)
+    assert _outcome(cached) == _outcome(_lint(root, None))
+
+
+def test_after_a_hook_the_next_whole_run_reads_the_whole_project(tmp_path):
+    # A sliced hook changed the index: the last whole run's findings no
+    # longer go with it.
+    root, cache = _demo(tmp_path)
+    config = root / "configs" / "sft.yaml"
+    config.write_bytes(config.read_bytes() + b"\n# hook\n")
+    _lint(root, cache, report_paths=frozenset({"configs/sft.yaml"}))
+    cached = _lint(root, cache)
+    assert not _incremental(cached)
+    assert _outcome(cached) == _outcome(_lint(root, None))
+    config.write_bytes(config.read_bytes() + b"\n# and a whole run after it\n")
+    again = _lint(root, cache)
+    assert _incremental(again)
+    assert _outcome(again) == _outcome(_lint(root, None))
+
+
+def test_a_runner_that_now_names_another_config_reads_the_whole_project(tmp_path):
+    # A workload in a changed file linked a config outside its old joins:
+    # that config's findings may change (project_slice.closed).
+    root, cache = _demo(tmp_path)
+    job = root / "k8s" / "llama-8b-full-ft-job.yaml"
+    text = job.read_text()
+    assert "llama8b-full-ft.yaml" in text
+    job.write_text(text.replace("llama8b-full-ft.yaml", "sft.yaml"))
+    cached = _lint(root, cache)
+    assert _outcome(cached) == _outcome(_lint(root, None))
+
+
+def test_suppressions_and_fixes_of_files_not_read_are_kept(tmp_path):
+    # An unused suppression (MLC002, computed over every file) and the fixes
+    # of findings taken from the last run, through the CLI: byte for byte.
+    root, cache = _demo(tmp_path)
+    job = root / "k8s" / "dev-box.yaml"
+    job.write_text("# mlcost-lint: ignore[MLC999]\n" + job.read_text())
+    env = {**os.environ, "_MLCOST_LINT_TRACE_INCREMENTAL": "1"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "mlcost_lint", "check", ".", "--select", "ALL", *args],
+                              cwd=root, capture_output=True, text=True, env=env)
+
+    cli("--cache-dir", str(cache))
+    config = root / "configs" / "lora.yml"
+    config.write_bytes(config.read_bytes() + b"\n# edited\n")
+    traces = ""
+    for fmt in ("full", "json", "sarif"):
+        cached = cli("--cache-dir", str(cache), "--format", fmt, "--color", "never")
+        fresh = cli("--no-cache", "--format", fmt, "--color", "never")
+        assert cached.stdout == fresh.stdout, fmt
+        assert cached.returncode == fresh.returncode == 1
+        traces += cached.stderr
+    assert "MLC002" in fresh.stdout and "dev-box.yaml" in fresh.stdout
+    assert "incremental run" in traces
