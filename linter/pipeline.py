@@ -150,22 +150,25 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     from mlcost_lint.fix import fixes_for
     from mlcost_lint.model.read_as import read_as
 
-    merged = plan.merge(inputs, findings, parsed, project, secrets, failures) \
-        if done is not None and plan.last is not None else None
-    if merged is not None:
+    merged = None
+    if done is not None and plan.last is not None:
         # an incremental whole run (mlcost_lint.incremental): the last run's findings where nothing changed
+        merged = plan.merge(inputs, findings, parsed, project, secrets, failures)
+        if merged is None:      # not incremental after all: the whole project
+            plan.slice = plan.last = None
+            parsed, project, findings, failures = analyse(inputs)
+            secrets = _price_and_redact(findings, project, settings, cache)
+    if merged is not None:
         files, findings, kept_fixes, read_as_now = merged.files, merged.findings, merged.fixes, merged.read_as
         if os.environ.get("_MLCOST_LINT_TRACE_INCREMENTAL"):     # for bench/incremental_check.py
             import sys
 
             print(f"mlcost-lint: incremental run: read {len(parsed)} of {len(files)} files", file=sys.stderr)
-    elif done is not None and plan.last is not None:    # not incremental after all: the whole project
-        plan.slice = plan.last = None
-        parsed, project, findings, failures = analyse(inputs)
-        secrets = _price_and_redact(findings, project, settings, cache)
-    if merged is None:
+    else:
         files, kept_fixes, read_as_now = parsed, {}, read_as(project)
     by_path = {pf.path: pf for pf in files}
+    # in location order whichever way they were found (a stable sort: rule order within one location)
+    findings.sort(key=Finding.sort_key)
     result = apply_suppressions(findings, by_path, settings.per_file_ignores, settings.root)
     fix_pairs = fixes_for([f for f in result.kept if id(f) not in kept_fixes], project)
     fix_pairs += [(f, kept_fixes[id(f)]) for f in result.kept if id(f) in kept_fixes]

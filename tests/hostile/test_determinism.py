@@ -50,13 +50,17 @@ def tree(hostile_tree: Path) -> Path:
     return hostile_tree
 
 
-def _outputs(root: Path, jobs: int, cache_dir: Path | None, *, run_cache: bool | None = None) -> dict[str, str]:
+def _outputs(root: Path, jobs: int, cache_dir: Path | None, *, run_cache: bool | None = None,
+             incremental: bool | None = None) -> dict[str, str]:
     """Every format; ``run_cache``: True = the outcome must come from the run
-    cache, False = it must not, None = either."""
+    cache, False = it must not, None = either; ``incremental``: whether it
+    must be an incremental run (mlcost_lint.incremental: no whole model)."""
     settings = Settings(required_tags=["team", "project", "cost-center"], require_budget=True, root=root)
     result = lint_tree(root, settings, jobs=jobs, cache_dir=cache_dir, reuse_run=run_cache is not None)
     if run_cache is not None:
         assert result.from_run_cache is run_cache
+    if incremental is not None:
+        assert (result.project is None and not result.from_run_cache) is incremental
     return {fmt: render(result, settings, fmt, root) for fmt in FORMATS}
 
 
@@ -84,7 +88,9 @@ def test_every_format_identical_across_jobs_and_cache_states(tree: Path, tmp_pat
 def test_every_format_identical_across_run_cache_states(tree: Path, tmp_path: Path):
     """The run cache (a whole run's outcome): filled cold, hit warm, missed
     after one file changed (partially warm: every other file from the parse
-    cache), and hit again when the change is undone."""
+    cache; with the corpus slice in the tree, an incremental run: every
+    other file's findings from the last run), and hit again when the
+    change is undone; then an incremental run after a second change."""
     cache = tmp_path / "cache"
     reference = _outputs(tree, 1, None)
     _same({"cold, fills the run cache": _outputs(tree, 2, cache, run_cache=False),
@@ -96,10 +102,16 @@ def test_every_format_identical_across_run_cache_states(tree: Path, tmp_path: Pa
                         if b"save_total_limit" in original else original + b"\nsave_total_limit: 0\n")
     after = _outputs(tree, 1, None)
     assert after["json"] != reference["json"]      # the change shows in the findings
-    _same({"partially warm": _outputs(tree, 2, cache, run_cache=False),
+    # without the corpus the hostile files (read by every slice) are most of the tree: not worth a slice
+    sliced = True if CORPUS.is_dir() else None
+    _same({"partially warm": _outputs(tree, 2, cache, run_cache=False, incremental=sliced),
            "warm after the change": _outputs(tree, 1, cache, run_cache=True)}, after)
     changed.write_bytes(original)
     _same({"change undone": _outputs(tree, 1, cache, run_cache=True)}, reference)
+    tf = tree / "demo" / "infra" / "variables.tf"
+    tf.write_bytes(tf.read_bytes() + b"\n# reviewed\n")
+    _same({"a Terraform comment, incremental": _outputs(tree, 1, cache, run_cache=False, incremental=sliced)},
+          _outputs(tree, 1, None))
 
 
 def _cli(root: Path, *args: str, hash_seed: str) -> bytes:
