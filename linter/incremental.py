@@ -82,14 +82,19 @@ def _generation(index: "ProjectIndex") -> dict[str, str]:
     return {path: entry.key for path, entry in index.updated.items()}
 
 
-def load(cache: "ParseCache", index_key: str, index: "ProjectIndex") -> "tuple[LastRun, CachedRun] | None":
-    from mlcost_lint import run_cache
-
+def load(cache: "ParseCache", index_key: str, index: "ProjectIndex") -> LastRun | None:
+    """The last whole run, when it goes with ``index`` as loaded."""
     last = cache.get(_key(index_key))
     if not isinstance(last, LastRun) or last.base != index.stamp or last.updated != _generation(index):
         return None
-    outcome = run_cache.load(cache, last.run)
-    return None if outcome is None else (last, outcome)
+    return last
+
+
+def outcome(cache: "ParseCache", last: LastRun) -> "CachedRun | None":
+    """Its outcome (a run-cache entry, which may have been pruned since)."""
+    from mlcost_lint import run_cache
+
+    return run_cache.load(cache, last.run)
 
 
 def store(cache: "ParseCache", index_key: str, index: "ProjectIndex", summary_key: str | None,

@@ -284,10 +284,9 @@ class _SlicePlan:
         from mlcost_lint import incremental, project_slice
 
         index = self.index
-        found = incremental.load(self.cache, self.key, index)
-        if found is None or {pf.path for pf in found[1].files} != self.keys.keys():
+        last_run = incremental.load(self.cache, self.key, index)
+        if last_run is None:
             return
-        last_run, outcome = found
         changed = project_slice.changed_since(index, self.keys)
         others = {p for p in changed if not index.files[p].terraform}
         parsed = {pf.path: pf for pf in _parse_inputs([i for i in inputs if i.source.display in others],
@@ -295,17 +294,20 @@ class _SlicePlan:
         plan = project_slice.select(index, self.keys, {}, parsed)
         if plan is None:
             return
-        self.terraform_changed = [p for p in changed if p not in others]
+        terraform_changed = [p for p in changed if p not in others]
         everywhere = [p for p, e in index.files.items() if e.needs_all and not e.terraform]
         # When Terraform changed, the findings of the files every slice reads (ParallelCluster and Azure ML
         # compute, Karpenter NodePools, kustomizations) are recomputed too: their cloud resources' findings
         # may read any Terraform resource (a budget, a provider), and Terraform is then read whole.
-        joined = project_slice.closure(index, [*plan.joined, *(everywhere if self.terraform_changed else ())])
+        joined = project_slice.closure(index, [*plan.joined, *(everywhere if terraform_changed else ())])
         plan = project_slice.Slice(plan.files | joined, joined)
         if not project_slice.small(index, plan.files):
             return
+        outcome = incremental.outcome(self.cache, last_run)     # loaded last: the largest entry
+        if outcome is None or {pf.path for pf in outcome.files} != self.keys.keys():
+            return
         # checks reporting at cloud resources read every resource: a summary is not enough for them
-        if not self.terraform_changed and not any(index.files[p].needs_all for p in joined):
+        if not terraform_changed and not any(index.files[p].needs_all for p in joined):
             self.summary = project_slice.load_summary(self.cache, project_slice.terraform_key(self.key, index,
                                                                                                self.keys))
         report = set(joined)
@@ -314,6 +316,7 @@ class _SlicePlan:
         else:   # Terraform is read: its findings are recomputed
             report |= {p for p, e in index.files.items() if e.terraform}
         self.slice, self.changed, self.report = plan, sorted(others), frozenset(report)
+        self.terraform_changed = terraform_changed
         self.last_run, self.last = last_run, outcome
 
     def merge(self, inputs: list[_Input], findings: list[Finding], parsed: list[ParsedFile], project: Project,
