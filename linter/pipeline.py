@@ -219,7 +219,9 @@ class _SlicePlan:
     """What a reporting run reads of the project (mlcost_lint.project_slice)
     and the index it keeps up to date: every run with a cache writes one
     when it read the whole project, and a sliced run updates the entries of
-    the reported files and of the other files changed since."""
+    the reported files and of the other files changed since. A whole run
+    that only reports reads the slice of the files changed since the last
+    whole run, when that run allows it (mlcost_lint.incremental)."""
 
     def __init__(self, cache: ParseCache, key: str, index: "ProjectIndex | None", keys: dict[str, str | None],
                  report_paths: frozenset[str] | None) -> None:
