@@ -133,3 +133,28 @@ def test_entries_hold_unknown_as_the_singleton_and_nothing_callable():
     payload = pickle.dumps([pipeline.lint], protocol=5)
     with pytest.raises(pickle.UnpicklingError):
         load_payload(payload)
+
+
+def test_a_root_evaluated_after_replayed_ones_still_reads_its_tfvars(tmp_path: Path, monkeypatch):
+    # Roots replayed from the cache are charged their steps; a root evaluated
+    # after them (its file changed) must still get its tfvars values. Each
+    # value has a twentieth of the budget: here 1,000 steps, fewer than the
+    # replayed roots "a" and "b" cost, which all counted against the first
+    # tfvars value of "z" (the region then came out unknown).
+    heavy = 'locals {\n  xs = [for i in range(700) : i * 2]\n}\nresource "aws_s3_bucket" "b" {\n  bucket = "x"\n}\n'
+    root = cached_project(tmp_path, monkeypatch, {
+        "a/main.tf": heavy, "b/main.tf": heavy,
+        "z/main.tf": 'provider "aws" {\n  region = var.region\n}\nvariable "region" {\n  default = "eu-west-1"\n}\n'
+                     'resource "aws_instance" "gpu" {\n  instance_type = "p4d.24xlarge"\n}\n',
+        "z/terraform.tfvars": 'region = "us-east-1"\n',
+    })
+    settings = Settings(root=root, max_evaluation_steps=20_000)
+
+    def regions(use_cache: bool) -> dict:
+        result = lint(["."], settings, LintOptions(jobs=1, cache_dir=root.parent / "cache", use_cache=use_cache))
+        return {r.address: r.region for r in result.project.terraform.resources if r.type == "aws_instance"}
+
+    assert regions(True) == {"aws_instance.gpu": "us-east-1"}
+    main = root / "z" / "main.tf"
+    main.write_text(main.read_text().replace("p4d.24xlarge", "p5.48xlarge"))
+    assert regions(True) == regions(False) == {"aws_instance.gpu": "us-east-1"}

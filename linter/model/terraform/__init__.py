@@ -454,6 +454,10 @@ def _root_inputs(src: Any, auto_vars: list, var_files: list, cli_vars: dict[str,
     empty = Scope({})
 
     def value(expr: Any) -> Any:
+        # Each value has its own share of the budget (Budget.node_limit), counted from here: the
+        # steps of the roots replayed from the cache before this one (a run after an edit) had
+        # all counted against the first tfvars value, which then came out UNKNOWN.
+        build.budget.start_value()
         try:
             return build.evaluator.evaluate(expr, empty)
         except BudgetExceeded:
