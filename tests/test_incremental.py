@@ -109,12 +109,39 @@ def test_a_terraform_comment_keeps_the_run_incremental(tmp_path):
     assert _outcome(cached) == _outcome(_lint(root, None))
 
 
+def test_a_terraform_value_outside_the_summary_is_recomputed_incrementally(tmp_path):
+    # A log group's retention: no link reads log groups, so the summary is as
+    # it was and the run stays incremental, but the Terraform-located
+    # findings are recomputed (MLC401 at the log group goes away).
+    root, cache = _demo(tmp_path)
+    before = _lint(root, None)
+    assert ("MLC401", "infra/logs.tf", 8) in {(f.code, f.location.path, f.location.line) for f in before.findings}
+    logs = root / "infra" / "logs.tf"
+    logs.write_text(logs.read_text().replace("retention_in_days = 0", "retention_in_days = 30"))
+    cached = _lint(root, cache)
+    assert _incremental(cached)
+    assert ("MLC401", "infra/logs.tf", 8) not in {(f.code, f.location.path, f.location.line) for f in cached.findings}
+    assert _outcome(cached) == _outcome(_lint(root, None))
+
+
 def test_a_changed_node_pool_reads_the_whole_project(tmp_path):
     root, cache = _demo(tmp_path)
     variables = root / "infra" / "variables.tf"
     text = variables.read_text()
     assert '"p4d.24xlarge"' in text
     variables.write_text(text.replace('"p4d.24xlarge"', '"p5.48xlarge"'))
+    cached = _lint(root, cache)
+    assert not _incremental(cached)
+    assert _outcome(cached) == _outcome(_lint(root, None))
+
+
+def test_a_changed_file_that_shapes_others_reads_the_whole_project(tmp_path):
+    # A ParallelCluster config: Slurm jobs take their GPUs from its queues.
+    root, cache = _demo(tmp_path)
+    config = root / "infra" / "pcluster-config.yaml"
+    text = config.read_text()
+    assert "MinCount: 1" in text
+    config.write_text(text.replace("MinCount: 1", "MinCount: 0", 1))
     cached = _lint(root, cache)
     assert not _incremental(cached)
     assert _outcome(cached) == _outcome(_lint(root, None))
