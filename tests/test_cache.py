@@ -387,3 +387,25 @@ def test_every_fixture_parse_result_and_model_loads_through_the_cache_unpickler(
         assert back.model == parsed.model, sf.display
         modelled += bool(back.model.workloads or back.model.training)
     assert modelled > 100
+
+
+def test_prune_drops_run_outcomes_before_older_parse_results(tmp_path: Path, monkeypatch):
+    # Each state of the tree leaves a run outcome (run cache, replay record);
+    # past the limit those go first, however new, and the parse results the
+    # first run wrote stay (reading an entry does not refresh its time).
+    import os
+
+    import mlcost_lint.cache as cache_mod
+    from mlcost_lint.run_cache import RUN_PREFIX
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(cache_mod, "MAX_ENTRIES", 4)
+    cache = _cache(tmp_path)
+    parsed = [cache.key(str(i).encode(), f"{i}.yaml", "yaml") for i in range(3)]
+    runs = [RUN_PREFIX + cache.key(f"run{i}".encode(), "run", "run")[1:] for i in range(3)]
+    for age, key in enumerate([*parsed, *runs]):       # the parse results are the oldest
+        cache.put(key, ParsedFile(path=key, kind=FileKind.YAML))
+        os.utime(cache._path(key), (1_000_000 + age, 1_000_000 + age))
+    cache.prune()
+    left = {p.stem for p in (tmp_path / "cache").rglob("*.pkl")}
+    assert left == {*parsed, runs[2]}
