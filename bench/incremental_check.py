@@ -9,7 +9,9 @@ random .tf / .yaml / .yml / .json / .sh files are changed, cumulatively (a
 comment appended, or one digit of a line changed, which changes values:
 GPU counts, sizes, regions, retention days; or a parse error), and
 ``mlcost-lint check TREE --format json`` with the cache is compared with
-the same run with ``--no-cache``. Every file is restored at the end. It
+the same run with ``--no-cache``. With ``--hooks``, each changed file is
+first linted alone with the project as context, as the pre-commit hook
+does (a sliced run that updates the index). Every file is restored at the end. It
 reports every difference and how many cached runs were incremental (the
 run says so on stderr when _MLCOST_LINT_TRACE_INCREMENTAL is set); exit 1
 on any difference.
@@ -76,7 +78,14 @@ def mutate(path: Path, rng: random.Random, i: int) -> None:
     path.write_text("\n".join(lines))
 
 
-def check(tree: Path, rounds: int, per_round: int, rng: random.Random) -> tuple[int, int, int]:
+def hook(tree: Path, cache: Path, path: Path) -> None:
+    cmd = [*_tool(), "check", str(path.relative_to(tree)), "--project-root", ".", "--cache-dir", str(cache),
+           "--exit-zero", "--format", "json"]
+    subprocess.run(cmd, cwd=tree, capture_output=True, timeout=900)
+
+
+def check(tree: Path, rounds: int, per_round: int, rng: random.Random, hooks: bool = False
+          ) -> tuple[int, int, int]:
     files = sorted(p for p in tree.rglob("*") if p.is_file() and p.suffix in SUFFIXES and ".git" not in p.parts
                    and not p.is_symlink())
     originals = {p: p.read_bytes() for p in files}
@@ -87,6 +96,8 @@ def check(tree: Path, rounds: int, per_round: int, rng: random.Random) -> tuple[
         for r in range(rounds):
             for p in rng.sample(files, min(per_round, len(files))):
                 mutate(p, rng, r)
+                if hooks:
+                    hook(tree, cache, p)
             cached, t_cached, was_incremental = lint(tree, cache)
             fresh, t_fresh, _ = lint(tree, None)
             incremental += was_incremental
@@ -128,12 +139,13 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--files", type=int, default=3, help="files changed per round")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--hooks", action="store_true", help="run the pre-commit hook on each changed file first")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     total = bad = incremental = 0
     for tree in args.trees:
         print(f"{tree}", flush=True)
-        n, d, i = check(tree.resolve(), args.rounds, args.files, rng)
+        n, d, i = check(tree.resolve(), args.rounds, args.files, rng, args.hooks)
         total += n
         bad += d
         incremental += i

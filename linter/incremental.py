@@ -12,10 +12,11 @@ summary (project_slice.TerraformSummary), and the project's secret-looking
 values. So when
 
 - the same files are there as in the last whole run, and the index is the
-  one that run left (no sliced hook has changed it since),
+  one that run left, or one sliced hooks changed since (each marks the
+  files its slice joined: LastRun.dirty, recomputed as changed files are),
 - every changed file other than Terraform offers the same names as before
   and is not one that every slice reads (project_slice.select),
-- Terraform is unchanged, or its summary is equal to the last one (the
+- Terraform is as the last whole run read it, or its summary is equal to the last one (the
   node pools, buckets and other resources links read, with their
   locations, and the secrets of the Terraform side),
 - the run's secret-looking values are those of the last run (the stored
@@ -41,7 +42,7 @@ run with no cache, file for file.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from mlcost_lint.parse.document import ParsedFile
 from mlcost_lint.pickling import pickled_by_fields
@@ -68,6 +69,10 @@ class LastRun:
     updated: dict[str, str]         # the keys of that index's update entries it goes with
     summary_key: str | None         # project_slice.terraform_key of the Terraform it read
     run: str                        # its run-cache key
+    # Files whose findings may differ from the run's since: the joins of the
+    # files sliced hooks read after it (mark_dirty). The next whole run
+    # recomputes them as it does the files changed since the index.
+    dirty: frozenset[str] = frozenset()
 
 
 def _key(index_key: str) -> str:
@@ -101,6 +106,17 @@ def store(cache: "ParseCache", index_key: str, index: "ProjectIndex", summary_ke
           run_key: str) -> None:
     """After a whole run that stored its outcome under ``run_key``."""
     cache.put(_key(index_key), LastRun(index.stamp, _generation(index), summary_key, run_key))
+
+
+def mark_dirty(cache: "ParseCache", index_key: str, last: LastRun, index: "ProjectIndex",
+               paths: Iterable[str]) -> None:
+    """After a sliced hook changed ``index`` (``last`` went with it before):
+    the last whole run still holds for every file but ``paths`` (the files
+    the hook's slice joined: every file whose findings its changed files
+    can reach) and those marked before. Terraform is compared by content
+    when the next whole run reads (LastRun.summary_key)."""
+    cache.put(_key(index_key), LastRun(index.stamp, _generation(index), last.summary_key, last.run,
+                                       last.dirty | frozenset(paths)))
 
 
 def group_of(other_files: set[str]) -> Callable[[str], str]:

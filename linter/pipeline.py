@@ -240,7 +240,8 @@ class _SlicePlan:
         self.last_run: "LastRun | None" = None
         self.last: "CachedRun | None" = None
         self.report: frozenset[str] | None = report_paths
-        self.terraform_changed: list[str] = []
+        self.terraform_changed: list[str] = []      # Terraform files changed since the index
+        self.terraform_moved = False                # Terraform not as the last whole run read it
         self.new_summary: "TerraformSummary | None" = None    # of the Terraform it read, when it changed
 
     @classmethod
@@ -297,11 +298,17 @@ class _SlicePlan:
         if plan is None:
             return
         terraform_changed = [p for p in changed if p not in others]
+        # Terraform as the last whole run read it, or not (sliced hooks since may have changed it)
+        terraform_key = project_slice.terraform_key(self.key, index, self.keys)
+        moved = terraform_key != last_run.summary_key
         everywhere = [p for p, e in index.files.items() if e.needs_all and not e.terraform]
+        if any(p not in index.files for p in last_run.dirty):
+            return
         # When Terraform changed, the findings of the files every slice reads (ParallelCluster and Azure ML
         # compute, Karpenter NodePools, kustomizations) are recomputed too: their cloud resources' findings
-        # may read any Terraform resource (a budget, a provider), and Terraform is then read whole.
-        joined = project_slice.closure(index, [*plan.joined, *(everywhere if terraform_changed else ())])
+        # may read any Terraform resource (a budget, a provider), and Terraform is then read whole. The files
+        # sliced hooks marked since the last whole run are recomputed as the changed ones are.
+        joined = project_slice.closure(index, [*plan.joined, *last_run.dirty, *(everywhere if moved else ())])
         plan = project_slice.Slice(plan.files | joined, joined)
         if not project_slice.small(index, plan.files):
             return
@@ -309,16 +316,15 @@ class _SlicePlan:
         if outcome is None or {pf.path for pf in outcome.files} != self.keys.keys():
             return
         # checks reporting at cloud resources read every resource: a summary is not enough for them
-        if not terraform_changed and not any(index.files[p].needs_all for p in joined):
-            self.summary = project_slice.load_summary(self.cache, project_slice.terraform_key(self.key, index,
-                                                                                               self.keys))
+        if not moved and not any(index.files[p].needs_all for p in joined):
+            self.summary = project_slice.load_summary(self.cache, terraform_key)
         report = set(joined)
         if self.summary is not None:
             plan.files = {p for p in plan.files if not index.files[p].terraform}
         else:   # Terraform is read: its findings are recomputed
             report |= {p for p, e in index.files.items() if e.terraform}
         self.slice, self.changed, self.report = plan, sorted(others), frozenset(report)
-        self.terraform_changed = terraform_changed
+        self.terraform_changed, self.terraform_moved = terraform_changed, moved
         self.last_run, self.last = last_run, outcome
 
     def merge(self, inputs: list[_Input], findings: list[Finding], parsed: list[ParsedFile], project: Project,
@@ -332,7 +338,7 @@ class _SlicePlan:
         last = self.last
         if failures or secrets != last.secrets:
             return None
-        if self.terraform_changed:     # the other files' findings hold only while the summary is as it was
+        if self.terraform_moved:     # the other files' findings hold only while the summary is as it was
             old = project_slice.load_summary(self.cache, self.last_run.summary_key) \
                 if self.last_run.summary_key else None
             self.new_summary = project_slice.summarise(project, parsed)
@@ -371,15 +377,19 @@ class _SlicePlan:
         """Keep the index up to date; ``run_key``: where a whole run stored its
         outcome in the run cache, named for the next incremental run
         (mlcost_lint.incremental)."""
-        from mlcost_lint import project_slice
+        from mlcost_lint import incremental, project_slice
 
         index = self.index
         if self.slice is not None:
             now = [p for p in (*(self.report_paths or ()), *self.changed, *self.terraform_changed)
                    if index.files[p].key != self.keys[p]]
+            # a hook: the last whole run that goes with the index as it was still holds outside its slice
+            last_run = incremental.load(self.cache, self.key, index) if now and self.last is None else None
             if now:
                 project_slice.store_changes(self.cache, self.key, index, project_slice.changes(
                     index, project, parsed, self.keys, now))
+            if last_run is not None:
+                incremental.mark_dirty(self.cache, self.key, last_run, index, self.slice.joined)
             if self.summary is None and (self.last is not None or any(index.files[p].terraform
                                                                        for p in self.changed)):
                 # It read Terraform itself: the summary of that content, for the next hooks.
@@ -393,8 +403,6 @@ class _SlicePlan:
             self._store_summary(project, parsed, index)
             project_slice.store(self.cache, self.key, index)
         if run_key is not None:
-            from mlcost_lint import incremental
-
             incremental.store(self.cache, self.key, index, project_slice.terraform_key(self.key, index, self.keys),
                               run_key)
 

@@ -169,20 +169,42 @@ def test_an_added_file_reads_the_whole_project(tmp_path):
     assert _outcome(cached) == _outcome(_lint(root, None))
 
 
-def test_after_a_hook_the_next_whole_run_reads_the_whole_project(tmp_path):
-    # A sliced hook changed the index: the last whole run's findings no
-    # longer go with it.
+def test_after_hooks_the_next_whole_run_recomputes_what_they_reached(tmp_path):
+    # A sliced hook on a config changes the index; the last whole run still
+    # holds outside the hook's slice, which it marks (incremental.mark_dirty).
+    # The config now names a 70B model: the finding at its Job, in a file no
+    # hook reported, changes, and the whole run after the hooks has it.
     root, cache = _demo(tmp_path)
+    config = root / "configs" / "llama8b-full-ft.yaml"
+    text = config.read_text()
+    assert "Llama-3.1-8B" in text
+    config.write_text(text.replace("Llama-3.1-8B", "Llama-3.1-70B"))
+    hooked = _lint(root, cache, report_paths=frozenset({"configs/llama8b-full-ft.yaml"}))
+    assert len(hooked.files) < 21     # a slice
+    other = root / "k8s" / "dev-box.yaml"
+    other.write_bytes(other.read_bytes() + b"\n# a second hook\n")
+    _lint(root, cache, report_paths=frozenset({"k8s/dev-box.yaml"}))
+    cached = _lint(root, cache)
+    assert _incremental(cached)
+    fresh = _lint(root, None)
+    assert _outcome(cached) == _outcome(fresh)
+    job = [f.message for f in cached.findings if f.location.path == "k8s/llama-8b-full-ft-job.yaml"
+           and f.code == "MLC202"]
+    assert job and "70" in job[0]
+
+
+def test_after_a_hook_that_read_everything_the_next_whole_run_does_too(tmp_path):
+    # A hook that could not slice (a file added) writes a new index: the last
+    # whole run no longer goes with it.
+    root, cache = _demo(tmp_path)
+    shutil.copy(root / "k8s" / "dev-box.yaml", root / "k8s" / "dev-box-2.yaml")
+    hooked = _lint(root, cache, report_paths=frozenset({"k8s/dev-box-2.yaml"}))
+    assert len(hooked.files) == 22
     config = root / "configs" / "sft.yaml"
-    config.write_bytes(config.read_bytes() + b"\n# hook\n")
-    _lint(root, cache, report_paths=frozenset({"configs/sft.yaml"}))
+    config.write_bytes(config.read_bytes() + b"\n# after\n")
     cached = _lint(root, cache)
     assert not _incremental(cached)
     assert _outcome(cached) == _outcome(_lint(root, None))
-    config.write_bytes(config.read_bytes() + b"\n# and a whole run after it\n")
-    again = _lint(root, cache)
-    assert _incremental(again)
-    assert _outcome(again) == _outcome(_lint(root, None))
 
 
 def test_a_runner_that_now_names_another_config_reads_the_whole_project(tmp_path):
