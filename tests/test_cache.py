@@ -409,3 +409,38 @@ def test_prune_drops_run_outcomes_before_older_parse_results(tmp_path: Path, mon
     cache.prune()
     left = {p.stem for p in (tmp_path / "cache").rglob("*.pkl")}
     assert left == {*parsed, runs[2]}
+
+
+def test_a_run_keeps_the_parse_results_of_the_tree_as_it_is(tmp_path: Path, monkeypatch):
+    # A hook reads a few parse results; its prune must not drop the others'
+    # (older than the results of contents changed since): the next whole run
+    # would parse every file again.
+    import os
+
+    import mlcost_lint.cache as cache_mod
+    from mlcost_lint.config import Settings
+    from mlcost_lint.pipeline import LintOptions, lint
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    root = tmp_path / "proj"
+    root.mkdir()
+    for i in range(6):
+        (root / f"job{i}.yaml").write_text(f"apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j{i}\n")
+    cache_dir = tmp_path / "cache"
+    monkeypatch.chdir(root)
+
+    def run(**options) -> None:
+        lint(["."], Settings(root=root), LintOptions(jobs=1, cache_dir=cache_dir, **options))
+
+    run()
+    parse_entries = {p for p in cache_dir.rglob("*.pkl") if len(p.parent.name) == 2 and p.parent.name.isalnum()
+                     and all(c in "0123456789abcdef" for c in p.parent.name)}
+    assert len(parse_entries) >= 6
+    for p in parse_entries:
+        os.utime(p, (1_000_000, 1_000_000))          # the oldest entries of the folder
+    monkeypatch.setattr(cache_mod, "MAX_ENTRIES", len(parse_entries))
+    monkeypatch.setattr(cache_mod, "_PRUNE_WRITES", 1)
+    (root / "job0.yaml").write_text("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: changed\n")
+    run(report_paths=frozenset({"job0.yaml"}))
+    left = {p for p in parse_entries if p.exists()}
+    assert len(left) >= len(parse_entries) - 1      # job0's old content may go; the other files' stay
