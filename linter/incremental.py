@@ -92,6 +92,7 @@ def load(cache: "ParseCache", index_key: str, index: "ProjectIndex") -> LastRun 
     last = cache.get(_key(index_key))
     if not isinstance(last, LastRun) or last.base != index.stamp or last.updated != _generation(index):
         return None
+    cache.keep(last.run)    # its outcome: the next whole run reads it, whoever prunes now
     return last
 
 

@@ -243,3 +243,25 @@ def test_suppressions_and_fixes_of_files_not_read_are_kept(tmp_path):
         traces += cached.stderr
     assert "MLC002" in fresh.stdout and "dev-box.yaml" in fresh.stdout
     assert "incremental run" in traces
+
+
+def test_a_hook_keeps_the_last_whole_runs_outcome_from_its_prune(tmp_path, monkeypatch):
+    # Run outcomes are dropped first when the cache is full; the one the last
+    # whole run left is what the next whole run takes its findings from.
+    import mlcost_lint.cache as cache_mod
+    from mlcost_lint.run_cache import RUN_PREFIX
+
+    root, cache = _demo(tmp_path)
+    outcomes = [p for p in cache.rglob("*.pkl") if p.parent.name.startswith(RUN_PREFIX)]
+    assert outcomes
+    # full: the hook's own writes make it drop a few entries, run outcomes first
+    monkeypatch.setattr(cache_mod, "MAX_ENTRIES", len(list(cache.rglob("*.pkl"))))
+    monkeypatch.setattr(cache_mod, "_PRUNE_WRITES", 1)
+    config = root / "configs" / "sft.yaml"
+    config.write_bytes(config.read_bytes() + b"\n# hook\n")
+    _lint(root, cache, report_paths=frozenset({"configs/sft.yaml"}))
+    monkeypatch.undo()
+    config.write_bytes(config.read_bytes() + b"\n# and a whole run\n")
+    cached = _lint(root, cache)
+    assert _incremental(cached)
+    assert _outcome(cached) == _outcome(_lint(root, None))
