@@ -78,6 +78,11 @@ MAX_BYTES = 512 * 1024 * 1024
 # written by the first run (reading does not refresh an entry's time), and the
 # next run parsed every file again (20 s on bench/'s 8,000 files).
 _DROPPED_FIRST = ("r", "p")
+# An entry read longer after it was written than this gets its time set to
+# now, so prune's "oldest first" means "used longest ago": the parse results
+# and evaluated roots every run reads go after the results of contents since
+# changed, which no run reads again.
+_REFRESH_SECONDS = 600
 # A parse result pickles to about 3x its source (measured on the corpus and
 # bench/); the pipeline passes a bound from max-file-size-mb.
 DEFAULT_MAX_ENTRY_BYTES = 64 * 1024 * 1024
@@ -361,7 +366,7 @@ class ParseCache:
         fd = self._shard_fd(key[:2])
         if fd is None:
             return None
-        return read_regular_at(f"{key}.pkl", fd, self.max_entry_bytes + SIG_LEN)
+        return read_regular_at(f"{key}.pkl", fd, self.max_entry_bytes + SIG_LEN, refresh_after=_REFRESH_SECONDS)
 
     def has(self, key: str) -> bool:
         """Whether an entry is stored under ``key`` (not whether it loads):

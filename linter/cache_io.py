@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import os
 import stat
+import time
 from typing import Iterable
 
 KEY_BYTES = 32
@@ -54,9 +55,12 @@ def close_fd(fd: int | None) -> None:
             pass
 
 
-def read_regular_at(name: str, dir_fd: int | None, limit: int) -> bytes | None:
+def read_regular_at(name: str, dir_fd: int | None, limit: int, refresh_after: float | None = None) -> bytes | None:
     """The bytes of ``name`` when it is a regular file (no link followed,
-    never blocking) of at most ``limit`` bytes; None otherwise."""
+    never blocking) of at most ``limit`` bytes; None otherwise. With
+    ``refresh_after``: a file last modified longer ago than that many
+    seconds gets its times set to now (the cache's prune drops the entries
+    used longest ago first)."""
     try:
         fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
     except OSError:
@@ -73,7 +77,14 @@ def read_regular_at(name: str, dir_fd: int | None, limit: int) -> bytes | None:
             chunks.append(chunk)
             left -= len(chunk)
         data = b"".join(chunks)
-        return data if len(data) <= limit else None
+        if len(data) > limit:
+            return None
+        if refresh_after is not None and time.time() - st.st_mtime > refresh_after and os.utime in os.supports_fd:
+            try:
+                os.utime(fd)
+            except OSError:
+                pass    # a cache on a read-only mount still reads
+        return data
     except OSError:
         return None
     finally:

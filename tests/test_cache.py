@@ -444,3 +444,24 @@ def test_a_run_keeps_the_parse_results_of_the_tree_as_it_is(tmp_path: Path, monk
     run(report_paths=frozenset({"job0.yaml"}))
     left = {p for p in parse_entries if p.exists()}
     assert len(left) >= len(parse_entries) - 1      # job0's old content may go; the other files' stay
+
+
+def test_reading_an_old_entry_makes_it_the_last_to_be_dropped(tmp_path: Path, monkeypatch):
+    # Prune drops the entries used longest ago: one read a while after it was
+    # written counts as new, one nobody read again (an old content's) goes.
+    import os
+
+    import mlcost_lint.cache as cache_mod
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(cache_mod, "MAX_ENTRIES", 2)
+    cache = _cache(tmp_path)
+    read, unread, new = (cache.key(str(i).encode(), f"{i}.yaml", "yaml") for i in range(3))
+    for age, key in enumerate((read, unread, new)):
+        cache.put(key, ParsedFile(path=key, kind=FileKind.YAML))
+        os.utime(cache._path(key), (1_000_000 + age, 1_000_000 + age))
+    other = _cache(tmp_path)          # a later run reads the oldest entry
+    assert other.get(read) is not None
+    assert cache._path(read).stat().st_mtime > 2_000_000
+    cache.prune()
+    assert {p.stem for p in (tmp_path / "cache").rglob("*.pkl")} == {read, new}
