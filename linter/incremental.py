@@ -139,14 +139,16 @@ def merge(last: "CachedRun", recomputed: Callable[[str], bool], group: Callable[
     """The new findings of the recomputed groups with the last run's of the
     others; the files read now with the last run's light copies of the rest
     (``order``: every display path in the run's order)."""
+    from mlcost_lint.run_cache import fixes_by_id
+
     findings = [f for f in new if recomputed(group(f.location.path))]
-    fixes = {i: fix for i, fix in last.fixes}
+    fixes = fixes_by_id(last.kept, last.fixes)
     kept_fixes: dict[int, object] = {}
-    for i, f in enumerate(last.kept):
+    for f in last.kept:
         if not recomputed(group(f.location.path)):
             findings.append(f)
-            if i in fixes:
-                kept_fixes[id(f)] = fixes[i]
+            if id(f) in fixes:
+                kept_fixes[id(f)] = fixes[id(f)]
     findings.extend(f for f in last.suppressed if not recomputed(group(f.location.path)))
     files = {pf.path: pf for pf in last.files}
     read_as = {**{r.path: r for r in last.read_as}, **{r.path: r for r in read_as_now}}
