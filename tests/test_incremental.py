@@ -98,15 +98,33 @@ def _demo(tmp_path: Path):
     return root, cache
 
 
+def _replace(path: Path, old: str, new: str, count: int = -1) -> None:
+    """Edit ``path``; ``old`` must be in it."""
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, count))
+
+
+def _append(path: Path, line: str) -> None:
+    path.write_bytes(path.read_bytes() + f"\n{line}\n".encode())
+
+
+def _cached_run(root: Path, cache: Path, *, incremental: bool | None):
+    """A run with the cache, which reports what a run without it reports;
+    ``incremental``: whether it must have been an incremental run."""
+    cached = _lint(root, cache)
+    if incremental is not None:
+        assert _incremental(cached) is incremental
+    assert _outcome(cached) == _outcome(_lint(root, None))
+    return cached
+
+
 def test_a_terraform_comment_keeps_the_run_incremental(tmp_path):
     # The Terraform summary (pools, buckets, their locations, its secrets) is
     # as it was: the other files' findings are the last run's.
     root, cache = _demo(tmp_path)
-    tf = next(root.glob("infra/*.tf"))
-    tf.write_bytes(tf.read_bytes() + b"\n# reviewed\n")
-    cached = _lint(root, cache)
-    assert _incremental(cached)
-    assert _outcome(cached) == _outcome(_lint(root, None))
+    _append(next(root.glob("infra/*.tf")), "# reviewed")
+    _cached_run(root, cache, incremental=True)
 
 
 def test_a_terraform_value_outside_the_summary_is_recomputed_incrementally(tmp_path):
@@ -116,57 +134,38 @@ def test_a_terraform_value_outside_the_summary_is_recomputed_incrementally(tmp_p
     root, cache = _demo(tmp_path)
     before = _lint(root, None)
     assert ("MLC401", "infra/logs.tf", 8) in {(f.code, f.location.path, f.location.line) for f in before.findings}
-    logs = root / "infra" / "logs.tf"
-    logs.write_text(logs.read_text().replace("retention_in_days = 0", "retention_in_days = 30"))
-    cached = _lint(root, cache)
-    assert _incremental(cached)
+    _replace(root / "infra" / "logs.tf", "retention_in_days = 0", "retention_in_days = 30")
+    cached = _cached_run(root, cache, incremental=True)
     assert ("MLC401", "infra/logs.tf", 8) not in {(f.code, f.location.path, f.location.line) for f in cached.findings}
-    assert _outcome(cached) == _outcome(_lint(root, None))
 
 
 def test_a_changed_node_pool_reads_the_whole_project(tmp_path):
     root, cache = _demo(tmp_path)
-    variables = root / "infra" / "variables.tf"
-    text = variables.read_text()
-    assert '"p4d.24xlarge"' in text
-    variables.write_text(text.replace('"p4d.24xlarge"', '"p5.48xlarge"'))
-    cached = _lint(root, cache)
-    assert not _incremental(cached)
-    assert _outcome(cached) == _outcome(_lint(root, None))
+    _replace(root / "infra" / "variables.tf", '"p4d.24xlarge"', '"p5.48xlarge"')
+    _cached_run(root, cache, incremental=False)
 
 
 def test_a_changed_file_that_shapes_others_reads_the_whole_project(tmp_path):
     # A ParallelCluster config: Slurm jobs take their GPUs from its queues.
     root, cache = _demo(tmp_path)
-    config = root / "infra" / "pcluster-config.yaml"
-    text = config.read_text()
-    assert "MinCount: 1" in text
-    config.write_text(text.replace("MinCount: 1", "MinCount: 0", 1))
-    cached = _lint(root, cache)
-    assert not _incremental(cached)
-    assert _outcome(cached) == _outcome(_lint(root, None))
+    _replace(root / "infra" / "pcluster-config.yaml", "MinCount: 1", "MinCount: 0", 1)
+    _cached_run(root, cache, incremental=False)
 
 
 def test_a_new_secret_reads_the_whole_project(tmp_path):
     # Stored findings were redacted with the last run's secret-looking values.
     root, cache = _demo(tmp_path)
-    job = root / "k8s" / "dev-box.yaml"
-    text = job.read_text()
-    assert "\n          resources:" in text
-    job.write_text(text.replace("\n          resources:", "\n          env:\n            - name: DB_PASSWORD\n"
-                                "              value: Zq8-hunter2-Kx93vLp\n          resources:", 1))
-    cached = _lint(root, cache)
+    _replace(root / "k8s" / "dev-box.yaml", "\n          resources:",
+             "\n          env:\n            - name: DB_PASSWORD\n              value: Zq8-hunter2-Kx93vLp\n"
+             "          resources:", 1)
+    cached = _cached_run(root, cache, incremental=False)
     assert "Zq8-hunter2-Kx93vLp" in cached.secrets
-    assert not _incremental(cached)
-    assert _outcome(cached) == _outcome(_lint(root, None))
 
 
 def test_an_added_file_reads_the_whole_project(tmp_path):
     root, cache = _demo(tmp_path)
     shutil.copy(root / "k8s" / "dev-box.yaml", root / "k8s" / "dev-box-2.yaml")
-    cached = _lint(root, cache)
-    assert not _incremental(cached)
-    assert _outcome(cached) == _outcome(_lint(root, None))
+    _cached_run(root, cache, incremental=False)
 
 
 def test_after_hooks_the_next_whole_run_recomputes_what_they_reached(tmp_path):
@@ -175,19 +174,12 @@ def test_after_hooks_the_next_whole_run_recomputes_what_they_reached(tmp_path):
     # The config now names a 70B model: the finding at its Job, in a file no
     # hook reported, changes, and the whole run after the hooks has it.
     root, cache = _demo(tmp_path)
-    config = root / "configs" / "llama8b-full-ft.yaml"
-    text = config.read_text()
-    assert "Llama-3.1-8B" in text
-    config.write_text(text.replace("Llama-3.1-8B", "Llama-3.1-70B"))
+    _replace(root / "configs" / "llama8b-full-ft.yaml", "Llama-3.1-8B", "Llama-3.1-70B")
     hooked = _lint(root, cache, report_paths=frozenset({"configs/llama8b-full-ft.yaml"}))
     assert len(hooked.files) < 21     # a slice
-    other = root / "k8s" / "dev-box.yaml"
-    other.write_bytes(other.read_bytes() + b"\n# a second hook\n")
+    _append(root / "k8s" / "dev-box.yaml", "# a second hook")
     _lint(root, cache, report_paths=frozenset({"k8s/dev-box.yaml"}))
-    cached = _lint(root, cache)
-    assert _incremental(cached)
-    fresh = _lint(root, None)
-    assert _outcome(cached) == _outcome(fresh)
+    cached = _cached_run(root, cache, incremental=True)
     job = [f.message for f in cached.findings if f.location.path == "k8s/llama-8b-full-ft-job.yaml"
            and f.code == "MLC202"]
     assert job and "70" in job[0]
@@ -200,23 +192,16 @@ def test_after_a_hook_that_read_everything_the_next_whole_run_does_too(tmp_path)
     shutil.copy(root / "k8s" / "dev-box.yaml", root / "k8s" / "dev-box-2.yaml")
     hooked = _lint(root, cache, report_paths=frozenset({"k8s/dev-box-2.yaml"}))
     assert len(hooked.files) == 22
-    config = root / "configs" / "sft.yaml"
-    config.write_bytes(config.read_bytes() + b"\n# after\n")
-    cached = _lint(root, cache)
-    assert not _incremental(cached)
-    assert _outcome(cached) == _outcome(_lint(root, None))
+    _append(root / "configs" / "sft.yaml", "# after")
+    _cached_run(root, cache, incremental=False)
 
 
 def test_a_runner_that_now_names_another_config_reads_the_whole_project(tmp_path):
     # A workload in a changed file linked a config outside its old joins:
     # that config's findings may change (project_slice.closed).
     root, cache = _demo(tmp_path)
-    job = root / "k8s" / "llama-8b-full-ft-job.yaml"
-    text = job.read_text()
-    assert "llama8b-full-ft.yaml" in text
-    job.write_text(text.replace("llama8b-full-ft.yaml", "sft.yaml"))
-    cached = _lint(root, cache)
-    assert _outcome(cached) == _outcome(_lint(root, None))
+    _replace(root / "k8s" / "llama-8b-full-ft-job.yaml", "llama8b-full-ft.yaml", "sft.yaml")
+    _cached_run(root, cache, incremental=None)
 
 
 def test_suppressions_and_fixes_of_files_not_read_are_kept(tmp_path):
@@ -232,8 +217,7 @@ def test_suppressions_and_fixes_of_files_not_read_are_kept(tmp_path):
                               cwd=root, capture_output=True, text=True, env=env)
 
     cli("--cache-dir", str(cache))
-    config = root / "configs" / "lora.yml"
-    config.write_bytes(config.read_bytes() + b"\n# edited\n")
+    _append(root / "configs" / "lora.yml", "# edited")
     traces = ""
     for fmt in ("full", "json", "sarif"):
         cached = cli("--cache-dir", str(cache), "--format", fmt, "--color", "never")
@@ -258,10 +242,8 @@ def test_a_hook_keeps_the_last_whole_runs_outcome_from_its_prune(tmp_path, monke
     monkeypatch.setattr(cache_mod, "MAX_ENTRIES", len(list(cache.rglob("*.pkl"))))
     monkeypatch.setattr(cache_mod, "_PRUNE_WRITES", 1)
     config = root / "configs" / "sft.yaml"
-    config.write_bytes(config.read_bytes() + b"\n# hook\n")
+    _append(config, "# hook")
     _lint(root, cache, report_paths=frozenset({"configs/sft.yaml"}))
     monkeypatch.undo()
-    config.write_bytes(config.read_bytes() + b"\n# and a whole run\n")
-    cached = _lint(root, cache)
-    assert _incremental(cached)
-    assert _outcome(cached) == _outcome(_lint(root, None))
+    _append(config, "# and a whole run")
+    _cached_run(root, cache, incremental=True)
