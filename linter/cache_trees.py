@@ -44,9 +44,22 @@ def payloads(parsed: ParsedFile) -> tuple[bytes, bytes | None]:
         return pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL), None
     from mlcost_lint.parse.hcl import outline_of
 
+    tree = pickle.dumps(parsed.hcl, protocol=pickle.HIGHEST_PROTOCOL)
+    parsed.meaning = meaning_of(parsed, tree)
     light = dataclasses.replace(parsed, hcl=None, hcl_outline=outline_of(parsed.hcl))
-    return (pickle.dumps(light, protocol=pickle.HIGHEST_PROTOCOL),
-            pickle.dumps(parsed.hcl, protocol=pickle.HIGHEST_PROTOCOL))
+    return pickle.dumps(light, protocol=pickle.HIGHEST_PROTOCOL), tree
+
+
+def meaning_of(parsed: ParsedFile, tree: bytes) -> str:
+    """What the model and every rule read of a .tf file (its tree pickled as
+    ``tree``: positions included, comments not; its errors and secret-looking
+    values), hashed. Two contents with one meaning differ only where
+    suppression reads (comments), which every run reads from the file as
+    it is now. Equal bytes mean an equal tree; a tree pickled differently
+    (shared objects) only costs a run that reads Terraform."""
+    rest = pickle.dumps((parsed.kind.value, parsed.errors, sorted(parsed.secrets or ()), parsed.skipped_reason),
+                        protocol=pickle.HIGHEST_PROTOCOL)
+    return hashlib.sha256(b"meaning\0" + tree + b"\0" + rest).hexdigest()
 
 
 def write(sink: Any, key: str, entries: tuple[bytes, bytes | None]) -> None:

@@ -262,6 +262,9 @@ class _SlicePlan:
         self.terraform_changed: list[str] = []      # Terraform files changed since the index
         self.terraform_moved = False                # Terraform not as the last whole run read it
         self.new_summary: "TerraformSummary | None" = None    # of the Terraform it read, when it changed
+        # Terraform files changed since the index whose meaning did not (a comment edited:
+        # ParsedFile.meaning), as suppression sees them now, when the run reads no Terraform.
+        self.reread: dict[str, ParsedFile] = {}
 
     @classmethod
     def make(cls, cache: ParseCache, settings: Settings, settings_key: str, inputs: list[_Input],
@@ -317,8 +320,10 @@ class _SlicePlan:
         if plan is None:
             return
         terraform_changed = [p for p in changed if p not in others]
+        reread = self._same_meaning(terraform_changed, settings, options, inputs)
         # Terraform as the last whole run read it, or not (sliced hooks since may have changed it)
-        terraform_key = project_slice.terraform_key(self.key, index, self.keys)
+        terraform_key = project_slice.terraform_key(self.key, index, self.keys,
+                                                    {p: pf.meaning for p, pf in reread.items() if pf.meaning})
         moved = terraform_key != last_run.summary_key
         everywhere = [p for p, e in index.files.items() if e.needs_all and not e.terraform]
         if any(p not in index.files for p in last_run.dirty):
@@ -345,6 +350,23 @@ class _SlicePlan:
         self.slice, self.changed, self.report = plan, sorted(others), frozenset(report)
         self.terraform_changed, self.terraform_moved = terraform_changed, moved
         self.last_run, self.last = last_run, outcome
+        if self.summary is not None:
+            self.reread = reread
+
+    def _same_meaning(self, paths: list[str], settings: Settings, options: LintOptions,
+                      inputs: list[_Input]) -> dict[str, ParsedFile]:
+        """The files of ``paths`` whose meaning is the index's (ParsedFile.meaning),
+        parsed now (their trees left in the cache), as suppression sees them."""
+        from mlcost_lint import run_cache
+        from mlcost_lint.cache_trees import HclTrees
+
+        entries = self.index.files
+        wanted = {p for p in paths if entries[p].meaning is not None}
+        if not wanted:
+            return {}
+        parsed = _parse_inputs([i for i in inputs if i.source.display in wanted], settings, options, self.cache,
+                               HclTrees(self.cache, settings.max_nesting_depth))
+        return {pf.path: run_cache.light(pf) for pf in parsed if pf.meaning == entries[pf.path].meaning}
 
     def merge(self, inputs: list[_Input], findings: list[Finding], parsed: list[ParsedFile], project: Project,
               secrets: frozenset[str], failures: list[RuleFailure]) -> "Merged | None":
@@ -367,7 +389,7 @@ class _SlicePlan:
         group = incremental.group_of(others)
         recomputed = self.report | ({incremental.TERRAFORM_SIDE} if self.summary is None else set())
         return incremental.merge(last, recomputed.__contains__, group, findings,
-                                 [i.source.display for i in inputs], {pf.path: pf for pf in parsed},
+                                 [i.source.display for i in inputs], {**self.reread, **{pf.path: pf for pf in parsed}},
                                  read_as(project))
 
     def analyse(self, analyse: Callable[..., "_Analysis"], inputs: list[_Input]) -> "_Analysis | None":
@@ -405,8 +427,10 @@ class _SlicePlan:
             # a hook: the last whole run that goes with the index as it was still holds outside its slice
             last_run = incremental.load(self.cache, self.key, index) if now and self.last is None else None
             if now:
-                project_slice.store_changes(self.cache, self.key, index, project_slice.changes(
-                    index, project, parsed, self.keys, now))
+                update = project_slice.changes(index, project, parsed, self.keys, now)
+                read = {pf.path for pf in parsed}
+                update.update(project_slice.rekeyed(index, self.keys, [p for p in self.reread if p not in read]))
+                project_slice.store_changes(self.cache, self.key, index, update)
             if last_run is not None:
                 incremental.mark_dirty(self.cache, self.key, last_run, index, self.slice.joined)
             if self.summary is None and (self.last is not None or any(index.files[p].terraform

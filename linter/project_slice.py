@@ -86,6 +86,7 @@ class IndexedFile:
     stand_ins: tuple
     secrets: frozenset[str] | None  # its secret-looking values (None: unknown, so it is always read)
     partners: tuple[str, ...] = ()  # files joined to it (_partners: links, config references, mounts)
+    meaning: str | None = None      # a .tf file's ParsedFile.meaning (None: its key stands for it)
 
 
 @dataclass(slots=True)
@@ -263,7 +264,13 @@ def _secrets(pf: ParsedFile) -> frozenset[str] | None:
 
 def _entry(pf: ParsedFile, key: str, partners: set[str]) -> IndexedFile:
     return IndexedFile(key=key, needs_all=_needs_all(pf), terraform=_is_terraform(pf), stand_ins=stand_ins_of(pf),
-                       secrets=_secrets(pf), partners=tuple(sorted(partners)))
+                       secrets=_secrets(pf), partners=tuple(sorted(partners)), meaning=pf.meaning)
+
+
+def rekeyed(index: ProjectIndex, keys: dict[str, str | None], paths: Iterable[str]) -> dict[str, IndexedFile]:
+    """The entries of ``paths``, files whose content changed but not their
+    meaning (ParsedFile.meaning): only the key is new."""
+    return {path: replace(index.files[path], key=keys[path]) for path in paths}
 
 
 def build(project: "Project", parsed: list[ParsedFile], keys: dict[str, str | None]) -> ProjectIndex | None:
@@ -519,14 +526,21 @@ def _shared_locations(resource: "CloudResource", seen: dict) -> "CloudResource":
                    module_calls=tuple(one(v) for v in resource.module_calls))
 
 
-def terraform_key(index_key: str, index: ProjectIndex, keys: dict[str, str | None]) -> str:
-    """The summary's key: the index's, and the parse key now (``keys``) of
-    every Terraform file the index has. A summary of Terraform content an
-    earlier run read is found again (a tree restored after a change)."""
+def terraform_key(index_key: str, index: ProjectIndex, keys: dict[str, str | None],
+                  meanings: dict[str, str] | None = None) -> str:
+    """The summary's key: the index's, and for every Terraform file the
+    index has, its meaning (ParsedFile.meaning: the index's while its parse
+    key is the one now in ``keys``, else the one in ``meanings``), or its
+    parse key now when the meaning is not known. A summary of Terraform
+    content an earlier run read is found again (a tree restored after a
+    change, a comment edited)."""
     h = hashlib.sha256(index_key.encode())
     for path, entry in index.files.items():
         if entry.terraform:
-            h.update(b"\0" + path.encode("utf-8", "surrogatepass") + b"\0" + str(keys.get(path)).encode())
+            key = keys.get(path)
+            meaning = entry.meaning if key == entry.key else (meanings or {}).get(path)
+            part = f"meaning {meaning}" if meaning is not None else f"key {key}"
+            h.update(b"\0" + path.encode("utf-8", "surrogatepass") + b"\0" + part.encode())
     return INDEX_PREFIX + h.hexdigest()[1:]
 
 

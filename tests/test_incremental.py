@@ -127,6 +127,44 @@ def test_a_terraform_comment_keeps_the_run_incremental(tmp_path):
     _cached_run(root, cache, incremental=True)
 
 
+def _terraform_evaluations(monkeypatch) -> list:
+    """Each time a run evaluates Terraform (asks for the root cache), an item."""
+    from mlcost_lint import pipeline
+
+    calls: list = []
+    real = pipeline._root_cache
+    monkeypatch.setattr(pipeline, "_root_cache", lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
+def test_a_terraform_comment_is_read_for_suppression_only(tmp_path, monkeypatch):
+    # A comment appended, or one at the end of a line, leaves the .tf file's
+    # tree as it was (ParsedFile.meaning): the run evaluates no Terraform and
+    # reads the file's comments. A suppression added that way takes effect.
+    root, cache = _demo(tmp_path)
+    evaluations = _terraform_evaluations(monkeypatch)
+    eks = root / "infra" / "eks.tf"
+    _append(eks, "# reviewed")
+    _cached_run(root, cache, incremental=True)
+    _replace(eks, "min_size     = var.gpu_min_nodes", "min_size     = var.gpu_min_nodes  # mlcost-lint: ignore[MLC203]")
+    cached = _cached_run(root, cache, incremental=True)
+    assert evaluations == []
+    assert [(f.code, f.location.line) for f in cached.suppressed if f.location.path == "infra/eks.tf"] \
+        == [("MLC203", 39)]
+    assert ("MLC203", "infra/eks.tf") not in {(f.code, f.location.path) for f in cached.findings}
+
+
+def test_a_terraform_comment_that_moves_lines_is_read(tmp_path, monkeypatch):
+    # A comment line inside the file moves every line below it: Terraform is
+    # read again and the findings below move with it.
+    root, cache = _demo(tmp_path)
+    evaluations = _terraform_evaluations(monkeypatch)
+    _replace(root / "infra" / "eks.tf", "  scaling_config {", "  # two nodes stay warm\n  scaling_config {", 1)
+    cached = _cached_run(root, cache, incremental=None)
+    assert evaluations
+    assert ("MLC203", "infra/eks.tf", 40) in {(f.code, f.location.path, f.location.line) for f in cached.findings}
+
+
 def test_a_terraform_value_outside_the_summary_is_recomputed_incrementally(tmp_path):
     # A log group's retention: no link reads log groups, so the summary is as
     # it was and the run stays incremental, but the Terraform-located

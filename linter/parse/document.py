@@ -131,6 +131,12 @@ class ParsedFile:
     # Set (and ``hcl`` None) on a .tf file whose tree stays in the parse
     # cache until a root module needs it (HclOutline).
     hcl_outline: HclOutline | None = None
+    # A .tf file's meaning to the model: a hash of its tree (with positions),
+    # errors and secrets, not of its bytes (cache_trees.meaning_of), set
+    # where the result is cached. Equal after an edit of comments alone
+    # that moved no line: the incremental run then reads no Terraform
+    # (mlcost_lint.incremental). None: not known, compare the bytes.
+    meaning: str | None = field(default=None, compare=False)
     # What the file adds to the model on its own (model.build.FileModel),
     # read where it is parsed when the result is cached, and cached with it;
     # None: not read yet. Derived from the rest: not compared.

@@ -212,12 +212,13 @@ class Block:
 
 @dataclass(slots=True)
 class HclBody:
-    """A whole file: top-level attributes (tfvars) and blocks (.tf)."""
+    """A whole file: top-level attributes (tfvars) and blocks (.tf). No end
+    line: lines added after the last block (a comment) leave the tree, and
+    so the file's meaning (cache_trees.meaning_of), as it was."""
     path: str
     attributes: dict = field(default_factory=dict)
     blocks: list = field(default_factory=list)
     line: int = 1
-    end_line: int = 1
 
 
 # ---------------------------------------------------------------------------

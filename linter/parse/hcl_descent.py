@@ -523,7 +523,7 @@ def _run(fn, *args):
 def _parse_body(text: str, path: str) -> HclBody:
     toks = tokenize(text + "\n")
     p = _Parser(toks, text)
-    result = HclBody(path, {}, [], 1, text.count("\n") + 1)
+    result = HclBody(path, {}, [], 1)
     p.body(result, "eof")
     return result
 

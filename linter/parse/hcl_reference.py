@@ -377,7 +377,7 @@ def parse_hcl_reference(text: str, path: str) -> HclBody:
     try:
         tree = _parse_tree(text)
         body_tree = tree.children[0]
-        result = HclBody(path, {}, [], 1, text.count("\n") + 1)
+        result = HclBody(path, {}, [], 1)
         _Converter().body(body_tree, result)
         return result
     except HclSyntaxError:

@@ -139,3 +139,41 @@ def test_a_failed_preparation_is_reported_whichever_roots_come_from_the_cache(pr
     assert _run(project) == _run(project, use_cache=False)    # other/ evaluated, live/ again (never cached)
     (project / "k8s" / "job.yaml").write_text(JOB + "# changed\n")
     assert _run(project) == _run(project, use_cache=False)
+
+
+def _meaning(text: str) -> str | None:
+    from mlcost_lint.parse import parse_bytes
+    from mlcost_lint.parse.document import FileKind
+
+    parsed = parse_bytes(text.encode(), "modules/pool/main.tf", FileKind.TERRAFORM, max_depth=100)
+    cache_trees.payloads(parsed)
+    return parsed.meaning
+
+
+@pytest.mark.parametrize("edit, same", [
+    (lambda t: t + "# reviewed\n\n", True),                                     # lines added at the end
+    (lambda t: t.replace('"p4d.24xlarge"', '"p4d.24xlarge" # the largest'), True),  # an end-of-line comment
+    (lambda t: t.replace("  default", "  // why\n  default", 1), False),         # a line moved
+    (lambda t: t.replace('"p4d.24xlarge"', '"p5.48xlarge"'), False),             # a value
+    (lambda t: t.replace('"p4d.24xlarge"', '"token-9f8e7d6c5b4a39281706"'), False),  # a secret-looking value
+    (lambda t: t + "resource {\n", False),                                       # a syntax error
+])
+def test_a_files_meaning_is_its_tree_not_its_bytes(edit, same):
+    # ParsedFile.meaning: equal exactly when the model reads the same tree,
+    # positions included (the incremental run then reads no Terraform).
+    assert (_meaning(edit(POOL)) == _meaning(POOL)) is same
+
+
+def test_a_files_meaning_is_the_same_in_another_process():
+    # The hash of the pickled tree does not depend on the process (hash seed, history).
+    import os
+    import subprocess
+    import sys
+
+    code = ("from mlcost_lint import cache_trees; from mlcost_lint.parse import parse_bytes; "
+            "from mlcost_lint.parse.document import FileKind; "
+            f"p = parse_bytes({POOL.encode()!r}, 'modules/pool/main.tf', FileKind.TERRAFORM, max_depth=100); "
+            "cache_trees.payloads(p); print(p.meaning)")
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": "12345"})
+    assert other.stdout.strip() == _meaning(POOL)

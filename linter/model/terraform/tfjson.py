@@ -113,7 +113,7 @@ def _items(value: Any, path: tuple) -> list[tuple[Any, tuple]]:
 
 def json_to_hcl(doc: Document) -> H.HclBody:
     data = doc.data
-    body = H.HclBody(doc.path, {}, [], doc.start_line, doc.end_line)
+    body = H.HclBody(doc.path, {}, [], doc.start_line)
     if not isinstance(data, dict):
         return body
     conv = _Conv(doc)
@@ -171,7 +171,7 @@ def _provider_ref(text: str, line: int, col: int) -> Any:
 
 def json_vars_to_hcl(doc: Document) -> H.HclBody:
     """.tfvars.json: top-level keys are variable values (no templates)."""
-    body = H.HclBody(doc.path, {}, [], doc.start_line, doc.end_line)
+    body = H.HclBody(doc.path, {}, [], doc.start_line)
     if isinstance(doc.data, dict):
         conv = _Conv(doc)
         for key, v in doc.data.items():
