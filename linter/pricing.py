@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
+from mlcost_lint.pickling import pickled_by_fields
 from mlcost_lint.prices.table import PriceFileError, PriceRow, PriceTable, TableInfo, load
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ SPOT = "spot"             # the spot price (median over zones): capacity that ru
 SPOT_SAVING = "spot-saving"   # on-demand minus spot (MLC208)
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Target:
     """One unit of capacity as the config names it. ``types``: instance /
@@ -52,6 +54,7 @@ class Target:
     region: str | None = None
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Quantity:
     """What a finding keeps or holds. ``count`` units of ``target``: whole
@@ -71,6 +74,7 @@ class Quantity:
     count_at_least: bool = False
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Cost:
     """The money of one finding. ``amount_usd`` None: price unknown (never 0)."""

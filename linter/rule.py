@@ -27,6 +27,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
 from mlcost_lint.model.core import Location, Related
+from mlcost_lint.pickling import pickled_by_fields
 
 if TYPE_CHECKING:
     from mlcost_lint.config import Settings
@@ -77,6 +78,7 @@ class Category(str, Enum):
     GOVERNANCE = "governance"
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class Finding:
     code: str

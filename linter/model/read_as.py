@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from mlcost_lint.model.project import Project
 from mlcost_lint.parse.document import FileKind, ParsedFile
+from mlcost_lint.pickling import pickled_by_fields
 
 HELM_PREFIX = "template syntax"
 
@@ -19,6 +20,7 @@ _TERRAFORM = {
 }
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class ReadAs:
     path: str

@@ -19,6 +19,7 @@ from enum import Enum
 from typing import Any
 
 from mlcost_lint.model.core import Location
+from mlcost_lint.pickling import pickled_by_fields
 
 KeyPath = tuple  # tuple[str | int, ...]
 
@@ -76,6 +77,7 @@ class Document:
         return node
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Suppression:
     """A ``# mlcost-lint: ignore[...]`` comment. ``codes`` empty means all."""
@@ -88,6 +90,7 @@ class Suppression:
     column: int = 1           # where the comment starts (MLC002 points there)
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class ParseError:
     """A file that is ours but could not be read: becomes an MLC001 finding."""
