@@ -224,14 +224,20 @@ def bench_scale(files: int, args: argparse.Namespace, include_checkov: bool, cop
     run("fill", "cold run filling an empty cache", [*tool, ".", "--cache-dir", str(cache), *jobs, *common], 1)
     run("warm", "(c) warm, unchanged cache", [*tool, ".", "--cache-dir", str(cache), *jobs, *common], r)
 
-    def run_touched(name: str, what: str, targets: list[Path], mark: str) -> None:
+    def run_touched(name: str, what: str, targets: list[Path], mark: str, tf_block: bool = False) -> None:
         """``name`` with every file of ``targets`` changed before each run
-        (new content each time: neither cache has it), restored after."""
+        (new content each time: neither cache has it), restored after: a
+        comment appended; ``tf_block``: a .tf file gets a new ``locals``
+        block instead, which Terraform reads (a comment leaves the tree,
+        and so the evaluation, as it was: cache_trees.meaning_of)."""
         originals = {p: p.read_bytes() for p in targets}
 
         def touch(i: int) -> None:
             for p, data in originals.items():
-                p.write_bytes(data + f"\n# {mark} {i}\n".encode())
+                if tf_block and p.suffix == ".tf":
+                    p.write_bytes(data + f"\nlocals {{\n  bench_touch_{i} = {i}\n}}\n".encode())
+                else:
+                    p.write_bytes(data + f"\n# {mark} {i}\n".encode())
 
         run(name, what.format(n=len(targets)), [*tool, ".", "--cache-dir", str(cache), *jobs, *common], r,
             before=touch)
@@ -241,6 +247,8 @@ def bench_scale(files: int, args: argparse.Namespace, include_checkov: bool, cop
     run_touched("touch1%", "(d) warm after changing {n} files (1%)", _touch_targets(repo), "bench touch")
     run_touched("touch-leaf", "(d') as (d), {n} files none in a modules/ folder", _touch_targets(repo, leaf=True),
                 "bench touch leaf")
+    run_touched("touch-tf", "(d'') as (d), each .tf file given a new locals block, not a comment",
+                _touch_targets(repo), "bench touch tf", tf_block=True)
 
     small = sorted(repo.glob("**/configs/*/*/accelerate.yaml"))
     if small:   # the generated shape; a --tree may have no such file
