@@ -6,8 +6,9 @@ prints. Not part of the test suite (it takes minutes); run it on real trees:
 
 For each tree: one run fills an empty cache; then, for each round, some
 random .tf / .yaml / .yml / .json / .sh files are changed, cumulatively (a
-comment appended, or one digit of a line changed, which changes values:
-GPU counts, sizes, regions, retention days; or a parse error), and
+comment appended, a comment or a suppression at the end of a line, or one
+digit of a line changed, which changes values: GPU counts, sizes, regions,
+retention days; or a parse error), and
 ``mlcost-lint check TREE --format json`` with the cache is compared with
 the same run with ``--no-cache``. With ``--hooks``, each changed file is
 first linted alone with the project as context, as the pre-commit hook
@@ -65,11 +66,16 @@ def mutate(path: Path, rng: random.Random, i: int) -> None:
     digits = [(n, m.start()) for n, line in enumerate(lines) for m in re.finditer(r"\d", line)
               if not line.lstrip().startswith("#")]
     if how < 0.5 or not digits:
-        comment = "//" if path.suffix == ".json" else "#"
-        if path.suffix != ".json":
-            path.write_text(text + f"\n{comment} incremental check {i}\n")
-        return
-    if how < 0.95:
+        if path.suffix == ".json":
+            return
+        filled = [n for n, line in enumerate(lines) if line.strip()]
+        if how < 0.35 or not filled:
+            path.write_text(text + f"\n# incremental check {i}\n")
+            return
+        # at the end of a line: a comment (a .tf file's tree stays as it was) or a suppression
+        n = rng.choice(filled)
+        lines[n] += rng.choice([f"  # incremental check {i}", "  # mlcost-lint: ignore"])
+    elif how < 0.95:
         n, col = rng.choice(digits)
         line = lines[n]
         lines[n] = line[:col] + str(rng.choice([d for d in "0123456789" if d != line[col]])) + line[col + 1:]

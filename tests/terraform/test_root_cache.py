@@ -77,9 +77,28 @@ def test_a_change_to_what_one_root_read_re_evaluates_that_root_only(project: Pat
     if changed.endswith(".tfvars"):
         path.write_text('size = "g5.xlarge"\n')
     else:
-        path.write_text(path.read_text().replace("p4d.24xlarge", "g5.xlarge") + "# edited\n")
+        # a value (a comment alone is no change to a root: test_a_root_is_keyed_by_its_files_meaning...)
+        path.write_text(path.read_text().replace("p4d.24xlarge", "g5.xlarge").replace("p5.48xlarge", "g5.xlarge")
+                        + "# edited\n")
     after = _findings(project)
     assert (caches[-1].hits, caches[-1].misses) == (1, 1)    # b replayed, a evaluated
+    assert after == _uncached(project)
+
+
+@pytest.mark.parametrize("edit, evaluated", [
+    (lambda t: t + "# reviewed\n", 0),                                          # a comment added at the end
+    (lambda t: t.replace('"p4d.24xlarge"\n}', '"p4d.24xlarge" # the largest\n}', 1), 0),  # at a line's end
+    (lambda t: "# the pool\n" + t, 1),                                           # a comment that moves lines
+])
+def test_a_root_is_keyed_by_its_files_meaning_not_their_bytes(project: Path, caches: list, edit, evaluated):
+    # A comment that moves no line leaves the tree (ParsedFile.meaning) as it
+    # was: the root that reads the file is replayed; one that moves lines
+    # moves locations, and the root is evaluated again.
+    _findings(project)
+    path = project / "modules/pool/main.tf"
+    path.write_text(edit(path.read_text()))
+    after = _findings(project)
+    assert (caches[-1].hits, caches[-1].misses) == (2 - evaluated, evaluated)
     assert after == _uncached(project)
 
 

@@ -75,6 +75,9 @@ class RootCache:
         self.file_keys = file_keys
         self.context = context
         self.dir_files: dict[str, list[str]] = {}   # module dir -> paths of its files (set by build_terraform)
+        # .tf file -> its meaning (ParsedFile.meaning, set by build_terraform), which stands for its
+        # key: an evaluation reads the tree, not the comments
+        self.meanings: dict[str, str] = {}
         self.hits = 0
         self.misses = 0
 
@@ -91,7 +94,8 @@ class RootCache:
         paths = self.dir_files.get(d)
         if paths is None:
             return [f"dir {d} absent"]
-        return [f"dir {d} {len(paths)}"] + [self.file_keys.get(p) for p in paths]
+        return [f"dir {d} {len(paths)}"] + [f"meaning {self.meanings[p]}" if p in self.meanings
+                                            else self.file_keys.get(p) for p in paths]
 
     def manifest_key(self, root: str, var_paths: list[str]) -> str | None:
         return self._digest(MANIFEST_PREFIX, ["root", root, *self._dir_parts(root), str(len(var_paths)),
