@@ -299,9 +299,13 @@ class _SlicePlan:
         plan.slice = project_slice.select(plan.index, keys, {p: parsed[p] for p in reporting},
                                           {p: parsed[p] for p in others})
         if plan.slice is not None and not var_inputs:   # --var-file values are evaluated with the files
-            plan.summary = project_slice.load_summary(cache, project_slice.terraform_key(key, plan.index, keys))
+            # a .tf file whose comments alone changed stands for the same Terraform (ParsedFile.meaning)
+            reread = plan._same_meaning([p for p in plan.changed if p not in others], settings, options, inputs)
+            plan.summary = project_slice.load_summary(cache, project_slice.terraform_key(
+                key, plan.index, keys, {p: pf.meaning for p, pf in reread.items() if pf.meaning}))
             if plan.summary is not None:
                 plan.slice.files = {p for p in plan.slice.files if not plan.index.files[p].terraform}
+                plan.reread = reread
         return plan
 
     def _incremental(self, settings: Settings, options: LintOptions, inputs: list[_Input]) -> None:

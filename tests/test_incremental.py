@@ -154,6 +154,23 @@ def test_a_terraform_comment_is_read_for_suppression_only(tmp_path, monkeypatch)
     assert ("MLC203", "infra/eks.tf") not in {(f.code, f.location.path) for f in cached.findings}
 
 
+def test_a_hook_after_a_terraform_comment_reads_no_terraform(tmp_path, monkeypatch):
+    # The first hook after a pull that changed only comments in Terraform
+    # takes the Terraform side from the summary of its meaning, and the
+    # whole run after the hook stays incremental.
+    root, cache = _demo(tmp_path)
+    evaluations = _terraform_evaluations(monkeypatch)
+    _append(root / "infra" / "eks.tf", "# reviewed")
+    _append(root / "k8s" / "dev-box.yaml", "# a hook")
+    hooked = _lint(root, cache, report_paths=frozenset({"k8s/dev-box.yaml"}))
+    assert len(hooked.files) < 21 and evaluations == []
+    whole = _lint(root, None)
+    assert [(f.code, f.location.line, f.message) for f in hooked.findings] == \
+        [(f.code, f.location.line, f.message) for f in whole.findings if f.location.path == "k8s/dev-box.yaml"] != []
+    _cached_run(root, cache, incremental=True)
+    assert evaluations == []
+
+
 def test_a_terraform_comment_that_moves_lines_is_read(tmp_path, monkeypatch):
     # A comment line inside the file moves every line below it: Terraform is
     # read again and the findings below move with it.
