@@ -262,8 +262,8 @@ class _SlicePlan:
         self.terraform_changed: list[str] = []      # Terraform files changed since the index
         self.terraform_moved = False                # Terraform not as the last whole run read it
         self.new_summary: "TerraformSummary | None" = None    # of the Terraform it read, when it changed
-        # Terraform files changed since the index whose meaning did not (a comment edited:
-        # ParsedFile.meaning), as suppression sees them now, when the run reads no Terraform.
+        # Terraform files changed since the index, as suppression sees them now, when the run
+        # reads no Terraform: their meaning (ParsedFile.meaning) is that of the summary it read.
         self.reread: dict[str, ParsedFile] = {}
 
     @classmethod
@@ -299,8 +299,9 @@ class _SlicePlan:
         plan.slice = project_slice.select(plan.index, keys, {p: parsed[p] for p in reporting},
                                           {p: parsed[p] for p in others})
         if plan.slice is not None and not var_inputs:   # --var-file values are evaluated with the files
-            # a .tf file whose comments alone changed stands for the same Terraform (ParsedFile.meaning)
-            reread = plan._same_meaning([p for p in plan.changed if p not in others], settings, options, inputs)
+            # changed .tf files stand for Terraform by their meaning (ParsedFile.meaning): comments
+            # edited, or a content restored, find the summary kept of it
+            reread = plan._meanings([p for p in plan.changed if p not in others], settings, options, inputs)
             plan.summary = project_slice.load_summary(cache, project_slice.terraform_key(
                 key, plan.index, keys, {p: pf.meaning for p, pf in reread.items() if pf.meaning}))
             if plan.summary is not None:
@@ -324,7 +325,7 @@ class _SlicePlan:
         if plan is None:
             return
         terraform_changed = [p for p in changed if p not in others]
-        reread = self._same_meaning(terraform_changed, settings, options, inputs)
+        reread = self._meanings(terraform_changed, settings, options, inputs)
         # Terraform as the last whole run read it, or not (sliced hooks since may have changed it)
         terraform_key = project_slice.terraform_key(self.key, index, self.keys,
                                                     {p: pf.meaning for p, pf in reread.items() if pf.meaning})
@@ -357,20 +358,21 @@ class _SlicePlan:
         if self.summary is not None:
             self.reread = reread
 
-    def _same_meaning(self, paths: list[str], settings: Settings, options: LintOptions,
-                      inputs: list[_Input]) -> dict[str, ParsedFile]:
-        """The files of ``paths`` whose meaning is the index's (ParsedFile.meaning),
-        parsed now (their trees left in the cache), as suppression sees them."""
+    def _meanings(self, paths: list[str], settings: Settings, options: LintOptions,
+                  inputs: list[_Input]) -> dict[str, ParsedFile]:
+        """The .tf files of ``paths`` (changed since the index) that have a
+        meaning (ParsedFile.meaning), parsed now (their trees left in the
+        cache), as suppression sees them: the Terraform they stand for may be
+        one a summary was kept of (comments edited, or a content restored)."""
         from mlcost_lint import run_cache
         from mlcost_lint.cache_trees import HclTrees
 
-        entries = self.index.files
-        wanted = {p for p in paths if entries[p].meaning is not None}
-        if not wanted:
+        wanted = set(paths)
+        chosen = [i for i in inputs if i.source.display in wanted and i.kind is FileKind.TERRAFORM]
+        if not chosen:
             return {}
-        parsed = _parse_inputs([i for i in inputs if i.source.display in wanted], settings, options, self.cache,
-                               HclTrees(self.cache, settings.max_nesting_depth))
-        return {pf.path: run_cache.light(pf) for pf in parsed if pf.meaning == entries[pf.path].meaning}
+        parsed = _parse_inputs(chosen, settings, options, self.cache, HclTrees(self.cache, settings.max_nesting_depth))
+        return {pf.path: run_cache.light(pf) for pf in parsed if pf.meaning is not None}
 
     def merge(self, inputs: list[_Input], findings: list[Finding], parsed: list[ParsedFile], project: Project,
               secrets: frozenset[str], failures: list[RuleFailure]) -> "Merged | None":
@@ -433,7 +435,8 @@ class _SlicePlan:
             if now:
                 update = project_slice.changes(index, project, parsed, self.keys, now)
                 read = {pf.path for pf in parsed}
-                update.update(project_slice.rekeyed(index, self.keys, [p for p in self.reread if p not in read]))
+                update.update(project_slice.rekeyed(index, self.keys, [
+                    p for p, pf in self.reread.items() if p not in read and pf.meaning == index.files[p].meaning]))
                 project_slice.store_changes(self.cache, self.key, index, update)
             if last_run is not None:
                 incremental.mark_dirty(self.cache, self.key, last_run, index, self.slice.joined)

@@ -171,6 +171,25 @@ def test_a_hook_after_a_terraform_comment_reads_no_terraform(tmp_path, monkeypat
     assert evaluations == []
 
 
+def test_a_hook_after_terraform_is_restored_takes_the_summary_kept_of_it(tmp_path, monkeypatch):
+    # A value edited and a run, then the file as it was (a branch switched
+    # back): the Terraform is one the first run kept a summary of, found by
+    # the files' meaning, so the hook evaluates no Terraform.
+    root, cache = _demo(tmp_path)
+    logs = root / "infra" / "logs.tf"
+    original = logs.read_bytes()
+    _replace(logs, "retention_in_days = 0", "retention_in_days = 30")
+    _lint(root, cache)
+    logs.write_bytes(original)
+    evaluations = _terraform_evaluations(monkeypatch)
+    _append(root / "k8s" / "dev-box.yaml", "# a hook")
+    hooked = _lint(root, cache, report_paths=frozenset({"k8s/dev-box.yaml"}))
+    assert len(hooked.files) < 21 and evaluations == []
+    whole = _lint(root, None)
+    assert [(f.code, f.location.line, f.message) for f in hooked.findings] == \
+        [(f.code, f.location.line, f.message) for f in whole.findings if f.location.path == "k8s/dev-box.yaml"]
+
+
 def test_a_terraform_comment_that_moves_lines_is_read(tmp_path, monkeypatch):
     # A comment line inside the file moves every line below it: Terraform is
     # read again and the findings below move with it.
