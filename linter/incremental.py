@@ -16,19 +16,22 @@ values. So when
   files its slice joined: LastRun.dirty, recomputed as changed files are),
 - every changed file other than Terraform offers the same names as before
   and is not one that every slice reads (project_slice.select),
-- Terraform is as the last whole run read it, or its summary is equal to the last one (the
-  node pools, buckets and other resources links read, with their
-  locations, and the secrets of the Terraform side),
+- Terraform is as the last whole run read it (each .tf file compared by
+  its meaning, ParsedFile.meaning: a comment edited that moved no line
+  changes nothing), or its summary is equal to the last one (the node
+  pools, buckets and other resources links read, with their locations,
+  and the secrets of the Terraform side),
 - the run's secret-looking values are those of the last run (the stored
   findings were redacted with them), and no rule failed,
 
 the run reads the slice of the changed files (project_slice.select), with
 the files every slice reads and their joins, and every Terraform file when
-one changed. It recomputes the findings located in those files (and, when
-it read Terraform, every finding located outside the other files: the
-Terraform side's), and takes every other file's findings, its parsed file
-as suppression sees it, its fixes and what it was read as from the last
-run. Suppression, unused-suppression findings and the reporters then run
+one changed its meaning (a .tf file whose comments alone changed is read
+for its suppressions only). It recomputes the findings located in those
+files (and, when it read Terraform, every finding located outside the other
+files: the Terraform side's), and takes every other file's findings, its
+parsed file as suppression sees it, its fixes and what it was read as from
+the last run. Suppression, unused-suppression findings and the reporters then run
 over the whole as usual. Otherwise it reads the whole project, as before.
 
 The last run is the run cache's entry of it (run_cache.CachedRun), which

@@ -30,7 +30,8 @@ The slice is used only when the project has the files the index saw, the
 reported and changed files offer the same names as then (so every other
 file's links are as the index has them), and no more than MAX_CHANGED
 other files changed; a changed Terraform file is read with all of
-Terraform unless a summary of the new content is kept. The run checks
+Terraform unless a summary of its meaning (ParsedFile.meaning: its tree,
+not its comments) is kept. The run checks
 afterwards that the reported and changed files' workloads linked no config
 outside the slice (``closed``) and that nothing missed; otherwise the whole
 project is read, as before, and a fresh index is written. Values of the
