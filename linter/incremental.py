@@ -31,8 +31,8 @@ for its suppressions only). It recomputes the findings located in those
 files (and, when it read Terraform, every finding located outside the other
 files: the Terraform side's), and takes every other file's findings, its
 parsed file as suppression sees it, its fixes and what it was read as from
-the last run. Suppression, unused-suppression findings and the reporters then run
-over the whole as usual. Otherwise it reads the whole project, as before.
+the last run. Suppression, unused-suppression findings and the reporters
+then run over the whole as usual. Otherwise it reads the whole project, as before.
 
 The last run is the run cache's entry of it (run_cache.CachedRun), which
 every whole run that reports stores; LastRun names it, with the index it
@@ -117,8 +117,8 @@ def mark_dirty(cache: "ParseCache", index_key: str, last: LastRun, index: "Proje
     """After a sliced hook changed ``index`` (``last`` went with it before):
     the last whole run still holds for every file but ``paths`` (the files
     the hook's slice joined: every file whose findings its changed files
-    can reach) and those marked before. Terraform is compared by content
-    when the next whole run reads (LastRun.summary_key)."""
+    can reach) and those marked before. Terraform is compared by its files'
+    meaning when the next whole run reads (LastRun.summary_key)."""
     cache.put(_key(index_key), LastRun(index.stamp, _generation(index), last.summary_key, last.run,
                                        last.dirty | frozenset(paths)))
 

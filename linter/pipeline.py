@@ -303,7 +303,7 @@ class _SlicePlan:
             # edited, or a content restored, find the summary kept of it
             reread = plan._meanings([p for p in plan.changed if p not in others], settings, options, inputs)
             plan.summary = project_slice.load_summary(cache, project_slice.terraform_key(
-                key, plan.index, keys, {p: pf.meaning for p, pf in reread.items() if pf.meaning}))
+                key, plan.index, keys, {p: pf.meaning for p, pf in reread.items()}))
             if plan.summary is not None:
                 plan.slice.files = {p for p in plan.slice.files if not plan.index.files[p].terraform}
                 plan.reread = reread
@@ -328,7 +328,7 @@ class _SlicePlan:
         reread = self._meanings(terraform_changed, settings, options, inputs)
         # Terraform as the last whole run read it, or not (sliced hooks since may have changed it)
         terraform_key = project_slice.terraform_key(self.key, index, self.keys,
-                                                    {p: pf.meaning for p, pf in reread.items() if pf.meaning})
+                                                    {p: pf.meaning for p, pf in reread.items()})
         moved = terraform_key != last_run.summary_key
         everywhere = [p for p, e in index.files.items() if e.needs_all and not e.terraform]
         if any(p not in index.files for p in last_run.dirty):

@@ -112,8 +112,7 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
     extra_vars = [b for b in (_vars_body(f) for f in var_files) if b is not None]
     if root_cache is not None:
         root_cache.dir_files = dir_files
-        root_cache.meanings = {f.path: f.meaning for f in files
-                               if f.kind is FileKind.TERRAFORM and getattr(f, "meaning", None)}
+        root_cache.meanings = {f.path: f.meaning for f in files if f.kind is FileKind.TERRAFORM and f.meaning}
     run = _Roots(build, called, tfvars_by_dir, extra_vars, cli_vars or {}, root_cache, trees)
     if root_cache is not None and jobs > 1:
         run.prefetch(roots, jobs)
