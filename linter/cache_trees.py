@@ -19,7 +19,7 @@ import hashlib
 import pickle
 from typing import TYPE_CHECKING, Any
 
-from mlcost_lint.parse.document import FileKind, ParsedFile
+from mlcost_lint.parse.document import TERRAFORM_KINDS, FileKind, ParsedFile
 
 if TYPE_CHECKING:
     from mlcost_lint.cache import ParseCache
@@ -60,6 +60,29 @@ def meaning_of(parsed: ParsedFile, tree: bytes) -> str:
     rest = pickle.dumps((parsed.kind.value, parsed.errors, sorted(parsed.secrets or ()), parsed.skipped_reason),
                         protocol=pickle.HIGHEST_PROTOCOL)
     return hashlib.sha256(b"meaning\0" + tree + b"\0" + rest).hexdigest()
+
+
+def document_meaning(parsed: ParsedFile) -> str | None:
+    """The meaning of a file parsed into documents or a Slurm script (YAML,
+    JSON, shell), as :func:`meaning_of` is a .tf file's: its documents' data
+    with their positions, literal blocks and first lines, and its script;
+    not a document's last line, which counts the comments after its last
+    node (only ``--fix`` reads it, to find the document holding a finding's
+    line, and a finding is never on such a comment). None for a Terraform
+    kind (the tree is :func:`meaning_of`'s) or a result too deep to pickle:
+    compare the bytes. What the model reads of a file comes from these alone
+    (model.build.read_file_model), so an edit of comments that moved no line
+    changes nothing any rule sees. A value pickled differently for equal
+    content (a set, whose order follows the process's string hashing) only
+    costs a run that reads the file."""
+    if parsed.hcl is not None or parsed.kind in TERRAFORM_KINDS:
+        return None
+    documents = [(d.index, d.data, d.positions, d.start_line, d.blocks) for d in parsed.documents]
+    try:
+        tree = pickle.dumps((documents, parsed.slurm), protocol=pickle.HIGHEST_PROTOCOL)
+    except RecursionError:
+        return None
+    return meaning_of(parsed, tree)
 
 
 def write(sink: Any, key: str, entries: tuple[bytes, bytes | None]) -> None:

@@ -104,12 +104,16 @@ def _parse_file(data: bytes, display: str, kind: FileKind, max_depth: int, cache
     that is left to the parent (ProjectBuilder.add), which does it while the
     workers parse: on 2 CPUs the workers are the busier side (cold on the
     real corpus, 5 interleaved runs, reading it in the workers was 0.1-0.5 s
-    slower)."""
+    slower). A cached result other than Terraform gets its meaning here
+    (cache_trees.document_meaning; a .tf file's is taken where its tree is
+    pickled): a run with no cache has no index to compare it with."""
+    from mlcost_lint.cache_trees import document_meaning
     from mlcost_lint.model.build import read_file_model
 
     parsed = parse_bytes(data, display, kind, max_depth=max_depth)
     if not cached:
         return parsed
+    parsed.meaning = document_meaning(parsed)
     errors = len(parsed.errors)
     try:
         read_file_model(parsed)

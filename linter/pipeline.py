@@ -265,6 +265,9 @@ class _SlicePlan:
         # Terraform files changed since the index, as suppression sees them now, when the run
         # reads no Terraform: their meaning (ParsedFile.meaning) is that of the summary it read.
         self.reread: dict[str, ParsedFile] = {}
+        # Other files changed since the index whose meaning is the index's (project_slice.same_meaning):
+        # counted as unchanged, their entries rekeyed; in ``reread`` as suppression sees them now.
+        self.same: list[str] = []
 
     @classmethod
     def make(cls, cache: ParseCache, settings: Settings, settings_key: str, inputs: list[_Input],
@@ -296,8 +299,10 @@ class _SlicePlan:
             return plan
         parsed = {pf.path: pf for pf in _parse_inputs([i for i in inputs if i.source.display in reporting
                                                        or i.source.display in others], settings, options, cache)}
+        same = project_slice.same_meaning(plan.index, {p: parsed[p] for p in others})
+        plan.same, plan.changed = sorted(same), [p for p in plan.changed if p not in same]
         plan.slice = project_slice.select(plan.index, keys, {p: parsed[p] for p in reporting},
-                                          {p: parsed[p] for p in others})
+                                          {p: parsed[p] for p in others if p not in same}, same)
         if plan.slice is not None and not var_inputs:   # --var-file values are evaluated with the files
             # changed .tf files stand for Terraform by their meaning (ParsedFile.meaning): comments
             # edited, or a content restored, find the summary kept of it
@@ -311,7 +316,7 @@ class _SlicePlan:
 
     def _incremental(self, settings: Settings, options: LintOptions, inputs: list[_Input]) -> None:
         """Plan an incremental whole run (mlcost_lint.incremental) when the last one allows it."""
-        from mlcost_lint import incremental, project_slice
+        from mlcost_lint import incremental, project_slice, run_cache
 
         index = self.index
         last_run = incremental.load(self.cache, self.key, index)
@@ -321,7 +326,9 @@ class _SlicePlan:
         others = {p for p in changed if not index.files[p].terraform}
         parsed = {pf.path: pf for pf in _parse_inputs([i for i in inputs if i.source.display in others],
                                                       settings, options, self.cache)}
-        plan = project_slice.select(index, self.keys, {}, parsed)
+        same = project_slice.same_meaning(index, parsed)
+        others -= same
+        plan = project_slice.select(index, self.keys, {}, {p: pf for p, pf in parsed.items() if p not in same}, same)
         if plan is None:
             return
         terraform_changed = [p for p in changed if p not in others]
@@ -355,8 +362,9 @@ class _SlicePlan:
         self.slice, self.changed, self.report = plan, sorted(others), frozenset(report)
         self.terraform_changed, self.terraform_moved = terraform_changed, moved
         self.last_run, self.last = last_run, outcome
-        if self.summary is not None:
-            self.reread = reread
+        self.same = sorted(same)
+        self.reread = {**(reread if self.summary is not None else {}),
+                       **{p: run_cache.light(parsed[p]) for p in same}}
 
     def _meanings(self, paths: list[str], settings: Settings, options: LintOptions,
                   inputs: list[_Input]) -> dict[str, ParsedFile]:
@@ -406,6 +414,10 @@ class _SlicePlan:
         from mlcost_lint import project_slice
         from mlcost_lint.model.absent import AbsentResourceError
 
+        if self.last is not None and not self.report and self.summary is not None:
+            # Every file means what it meant to the last whole run (comments edited): no finding is
+            # recomputed, so no file is read; the secrets are the last run's.
+            return _Analysis([], Project(outside_secrets=self.last.secrets), [], [])
         chosen = self.slice.files
         try:
             done = analyse([i for i in inputs if i.source.display in chosen],
@@ -430,13 +442,15 @@ class _SlicePlan:
         if self.slice is not None:
             now = [p for p in (*(self.report_paths or ()), *self.changed, *self.terraform_changed)
                    if index.files[p].key != self.keys[p]]
+            rekey = [p for p in self.same if index.files[p].key != self.keys[p]]
             # a hook: the last whole run that goes with the index as it was still holds outside its slice
             last_run = incremental.load(self.cache, self.key, index) if now and self.last is None else None
-            if now:
-                update = project_slice.changes(index, project, parsed, self.keys, now)
+            if now or rekey:
+                update = project_slice.changes(index, project, parsed, self.keys, now) if now else {}
                 read = {pf.path for pf in parsed}
-                update.update(project_slice.rekeyed(index, self.keys, [
-                    p for p, pf in self.reread.items() if p not in read and pf.meaning == index.files[p].meaning]))
+                rekey += [p for p, pf in self.reread.items() if p not in read and p not in self.same
+                          and pf.meaning == index.files[p].meaning]      # Terraform files: comments edited
+                update.update(project_slice.rekeyed(index, self.keys, rekey, update))
                 project_slice.store_changes(self.cache, self.key, index, update)
             if last_run is not None:
                 incremental.mark_dirty(self.cache, self.key, last_run, index, self.slice.joined)

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable
 
 from mlcost_lint.fingerprint import package_fingerprint
-from mlcost_lint.parse.document import FileKind, ParsedFile
+from mlcost_lint.parse.document import TERRAFORM_KINDS, FileKind, ParsedFile
 from mlcost_lint.pickling import pickled_by_fields
 
 if TYPE_CHECKING:
@@ -64,10 +64,6 @@ INDEX_PREFIX = "s"
 # A slice above this share of the project's files saves too little to be
 # worth the index's bookkeeping: the whole project is read.
 MAX_SHARE = 0.6
-# Kinds read whole by every slice: Terraform evaluates across files (a
-# JSON file is one when it holds a plan: _is_terraform).
-TERRAFORM_KINDS = frozenset({FileKind.TERRAFORM, FileKind.TERRAFORM_JSON, FileKind.TERRAFORM_VARS,
-                             FileKind.TERRAFORM_PLAN})
 _KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 
 
@@ -87,7 +83,7 @@ class IndexedFile:
     stand_ins: tuple
     secrets: frozenset[str] | None  # its secret-looking values (None: unknown, so it is always read)
     partners: tuple[str, ...] = ()  # files joined to it (_partners: links, config references, mounts)
-    meaning: str | None = None      # a .tf file's ParsedFile.meaning (None: its key stands for it)
+    meaning: str | None = None      # its ParsedFile.meaning (None: its key stands for it)
 
 
 @dataclass(slots=True)
@@ -268,10 +264,21 @@ def _entry(pf: ParsedFile, key: str, partners: set[str]) -> IndexedFile:
                        secrets=_secrets(pf), partners=tuple(sorted(partners)), meaning=pf.meaning)
 
 
-def rekeyed(index: ProjectIndex, keys: dict[str, str | None], paths: Iterable[str]) -> dict[str, IndexedFile]:
+def same_meaning(index: ProjectIndex, parsed: dict[str, ParsedFile]) -> set[str]:
+    """The files of ``parsed`` (changed since the index, other than
+    Terraform) whose meaning is the one the index has: comments edited
+    that moved no line (ParsedFile.meaning)."""
+    return {path for path, pf in parsed.items()
+            if pf.meaning is not None and pf.meaning == index.files[path].meaning}
+
+
+def rekeyed(index: ProjectIndex, keys: dict[str, str | None], paths: Iterable[str],
+            pending: dict[str, IndexedFile] | None = None) -> dict[str, IndexedFile]:
     """The entries of ``paths``, files whose content changed but not their
-    meaning (ParsedFile.meaning): only the key is new."""
-    return {path: replace(index.files[path], key=keys[path]) for path in paths}
+    meaning (ParsedFile.meaning): only the key is new (on the entry
+    ``pending`` changes, when it does: a partner of a file read again)."""
+    pending = pending or {}
+    return {path: replace(pending.get(path) or index.files[path], key=keys[path]) for path in paths}
 
 
 def build(project: "Project", parsed: list[ParsedFile], keys: dict[str, str | None]) -> ProjectIndex | None:
@@ -306,7 +313,7 @@ def changed_since(index: ProjectIndex, keys: dict[str, str | None]) -> list[str]
 
 
 def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str, ParsedFile],
-           changed: dict[str, ParsedFile] | None = None) -> Slice | None:
+           changed: dict[str, ParsedFile] | None = None, same: Iterable[str] = ()) -> Slice | None:
     """The files to read for the reported files (display path -> their
     parse result now), or None when the whole project must be read: a file
     added or removed, a reported or changed file that needs the whole
@@ -319,12 +326,16 @@ def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str,
     every other file's links are as the index has them; their own links are
     what the run finds (closed() checks them). Changed Terraform files make
     the slice read Terraform itself unless a summary of their content is
-    kept (the caller's choice)."""
+    kept (the caller's choice).
+
+    ``same``: other files changed whose meaning is the index's (same_meaning):
+    no file reads them differently, so they count as unchanged."""
     files = index.files
     changed = changed or {}
+    same = set(same)
     if keys.keys() != files.keys() or None in keys.values():
         return None
-    if any(path not in reported and path not in changed and not files[path].terraform
+    if any(path not in reported and path not in changed and path not in same and not files[path].terraform
            for path in changed_since(index, keys)):
         return None
     for path, pf in (*reported.items(), *changed.items()):

@@ -226,6 +226,75 @@ def test_a_changed_file_that_shapes_others_reads_the_whole_project(tmp_path):
     _cached_run(root, cache, incremental=False)
 
 
+def _analyses(monkeypatch) -> list:
+    """Each time a run builds a model (of a slice or of the whole project), an item."""
+    from mlcost_lint import pipeline
+
+    calls: list = []
+    real = pipeline.finish_model
+    monkeypatch.setattr(pipeline, "finish_model", lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
+def test_a_comment_in_a_file_that_shapes_others_recomputes_nothing(tmp_path, monkeypatch):
+    # A ParallelCluster config means what it meant (cache_trees.document_meaning):
+    # no finding can change, so the run reads no file and takes every finding
+    # from the last run. A suppression added at a line's end takes effect.
+    root, cache = _demo(tmp_path)
+    pcluster = root / "infra" / "pcluster-config.yaml"
+    analyses = _analyses(monkeypatch)
+
+    def run_reading_nothing():
+        cached = _lint(root, cache)
+        assert _incremental(cached) and analyses == []
+        assert _outcome(cached) == _outcome(_lint(root, None))
+        analyses.clear()
+        return cached
+
+    _append(pcluster, "# reviewed")
+    run_reading_nothing()
+    _replace(pcluster, "MinCount: 1", "MinCount: 1  # mlcost-lint: ignore[MLC203]", 1)
+    cached = run_reading_nothing()
+    assert [(f.code, f.location.line) for f in cached.suppressed] == [("MLC203", 26)]
+
+
+def test_a_comment_that_moves_lines_in_a_file_that_shapes_others_reads_the_whole_project(tmp_path):
+    root, cache = _demo(tmp_path)
+    _replace(root / "infra" / "pcluster-config.yaml", "  SlurmQueues:", "  # queues\n  SlurmQueues:", 1)
+    cached = _cached_run(root, cache, incremental=False)
+    assert ("MLC203", "infra/pcluster-config.yaml", 27) in \
+        {(f.code, f.location.path, f.location.line) for f in cached.findings}
+
+
+def test_a_file_whose_comments_changed_is_rekeyed_in_the_index(tmp_path, monkeypatch):
+    # The index takes the new content's key with the meaning it had: the next
+    # run does not parse the file again to compare it.
+    from mlcost_lint import pipeline
+
+    root, cache = _demo(tmp_path)
+    _append(root / "infra" / "pcluster-config.yaml", "# reviewed")
+    _cached_run(root, cache, incremental=True)
+    reads: list = []
+    real = pipeline._parse_inputs
+    monkeypatch.setattr(pipeline, "_parse_inputs",
+                        lambda read, *a, **k: reads.append([i.source.display for i in read]) or real(read, *a, **k))
+    assert _change_a_value(root / "configs" / "lora.yml")
+    _cached_run(root, cache, incremental=True)
+    assert reads[0] == ["configs/lora.yml"]     # the files changed since the index, compared first
+
+
+def test_a_hook_after_a_comment_in_a_file_that_shapes_others_reads_a_slice(tmp_path):
+    root, cache = _demo(tmp_path)
+    _append(root / "infra" / "pcluster-config.yaml", "# reviewed")
+    _append(root / "k8s" / "dev-box.yaml", "# a hook")
+    hooked = _lint(root, cache, report_paths=frozenset({"k8s/dev-box.yaml"}))
+    assert len(hooked.files) < 21
+    whole = _lint(root, None)
+    assert [(f.code, f.location.line, f.message) for f in hooked.findings] == \
+        [(f.code, f.location.line, f.message) for f in whole.findings if f.location.path == "k8s/dev-box.yaml"] != []
+    _cached_run(root, cache, incremental=True)
+
+
 def test_a_new_secret_reads_the_whole_project(tmp_path):
     # Stored findings were redacted with the last run's secret-looking values.
     root, cache = _demo(tmp_path)

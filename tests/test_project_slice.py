@@ -188,8 +188,9 @@ def test_files_changed_since_the_index_are_read_with_the_slice(tmp_path):
     # run's on the changed tree; the next hook finds that summary.
     root, cache, whole, config, terraform = _demo(tmp_path)
     other = next(pf.path for pf in whole.files if pf.path.startswith("k8s/") and pf.path.endswith(".yaml"))
-    (root / other).write_bytes((root / other).read_bytes() + b"\n# edited by a pull\n")
-    # a block, not a comment: a comment leaves the Terraform as it was (ParsedFile.meaning)
+    # a line on top moves every line below it; a comment at the end would leave the
+    # file's meaning as it was (ParsedFile.meaning), and so would one in Terraform
+    (root / other).write_bytes(b"# edited by a pull\n" + (root / other).read_bytes())
     (root / terraform).write_bytes((root / terraform).read_bytes() + b"\nlocals {\n  edited_by_a_pull = 1\n}\n")
     for turn in range(2):
         (root / config).write_bytes((root / config).read_bytes() + f"\n# hook {turn}\n".encode())

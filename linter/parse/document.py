@@ -35,6 +35,12 @@ class FileKind(str, Enum):
     SHELL = "shell"                    # .sh / a shell shebang: a Slurm job when its header holds #SBATCH
 
 
+# Kinds read whole by every slice (project_slice): Terraform evaluates
+# across files (a JSON file is one too when it holds a plan).
+TERRAFORM_KINDS = frozenset({FileKind.TERRAFORM, FileKind.TERRAFORM_JSON, FileKind.TERRAFORM_VARS,
+                             FileKind.TERRAFORM_PLAN})
+
+
 @dataclass(slots=True)
 class Document:
     """One YAML document (or a whole JSON file) with its positions."""
@@ -134,11 +140,12 @@ class ParsedFile:
     # Set (and ``hcl`` None) on a .tf file whose tree stays in the parse
     # cache until a root module needs it (HclOutline).
     hcl_outline: HclOutline | None = None
-    # A .tf file's meaning to the model: a hash of its tree (with positions),
-    # errors and secrets, not of its bytes (cache_trees.meaning_of), set
-    # where the result is cached. Equal after an edit of comments alone
-    # that moved no line: the incremental run then reads no Terraform
-    # (mlcost_lint.incremental). None: not known, compare the bytes.
+    # The file's meaning to the model: a hash of its tree or documents (with
+    # positions), errors and secrets, not of its bytes (cache_trees.meaning_of,
+    # document_meaning), set where the result is cached. Equal after an edit
+    # of comments alone that moved no line: the incremental run then reads
+    # no Terraform for a .tf file, and takes another file's findings from
+    # the last run (mlcost_lint.incremental). None: not known, compare the bytes.
     meaning: str | None = field(default=None, compare=False)
     # What the file adds to the model on its own (model.build.FileModel),
     # read where it is parsed when the result is cached, and cached with it;
