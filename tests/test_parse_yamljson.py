@@ -54,6 +54,21 @@ def test_scalars_follow_yaml_rules_without_constructing_objects():
     assert doc.data == {"a": True, "b": 16, "c": "1e3", "d": "2024-01-01", "e": ".nan", "f": None, "g": "x"}
 
 
+def test_scalars_repeated_across_documents_and_files_keep_their_own_types():
+    # Tags are remembered per scalar text and style (yamljson._Loader.resolve):
+    # a quoted "1" stays a string after a plain 1, and the other way round.
+    text = "a: 1\nb: '1'\nc: true\nd: \"true\"\ne: ~\nf: '~'\ng: 1\nh: yes\n"
+    want = {"a": 1, "b": "1", "c": True, "d": "true", "e": None, "f": "~", "g": 1, "h": True}
+    for path in ("one.yaml", "two.yaml"):
+        assert parse_yaml(text, path)[0].data == want
+        assert parse_yaml(text.replace("'1'", "1").replace("a: 1", "a: '1'"), path)[0].data == \
+            {**want, "a": "1", "b": 1}
+    # a long plain scalar is resolved each time (not remembered), with the same answer
+    long_number = "1" * 80
+    assert parse_yaml(f"n: {long_number}\nq: '{long_number}'\n", "long.yaml")[0].data == \
+        {"n": int(long_number), "q": long_number}
+
+
 def test_alias_bomb_is_refused_quickly():
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     for i in range(1, 10):

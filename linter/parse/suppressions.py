@@ -20,10 +20,13 @@ _COMMENT_ONLY = re.compile(r"^\s*(?:#|//|/\*)")
 
 
 def scan(text: str) -> tuple[list[Suppression], frozenset[int]]:
-    """Suppressions and the set of comment-only line numbers (1-based)."""
+    """Suppressions and the set of comment-only line numbers (1-based).
+    Only suppression reads those lines, to find a directive above a
+    finding: a file with no directive has none to give (most files; the
+    line walk was 4% of parsing the real corpus's files, profiled)."""
     suppressions: list[Suppression] = []
     comment_lines: set[int] = set()
-    if "mlcost-lint" not in text and "#" not in text and "//" not in text:
+    if "mlcost-lint" not in text:
         return suppressions, frozenset()
     for number, line in enumerate(text.splitlines(), start=1):
         comment_only = bool(_COMMENT_ONLY.match(line))
