@@ -12,7 +12,10 @@ retention days; or a parse error), and
 ``mlcost-lint check TREE --format json`` with the cache is compared with
 the same run with ``--no-cache``. With ``--hooks``, each changed file is
 first linted alone with the project as context, as the pre-commit hook
-does (a sliced run that updates the index). Every file is restored at the end. It
+does (a sliced run that updates the index). With ``--add``, each round also
+adds a copy of a .yaml/.yml file beside it (a new manifest or config with
+the original's names; the hook, with ``--hooks``, is run on it too). Every
+file is restored, and every added one removed, at the end. It
 reports every difference and how many cached runs were incremental (the
 run says so on stderr when _MLCOST_LINT_TRACE_INCREMENTAL is set); exit 1
 on any difference.
@@ -90,20 +93,32 @@ def hook(tree: Path, cache: Path, path: Path) -> None:
     subprocess.run(cmd, cwd=tree, capture_output=True, timeout=900)
 
 
-def check(tree: Path, rounds: int, per_round: int, rng: random.Random, hooks: bool = False
-          ) -> tuple[int, int, int]:
+def check(tree: Path, rounds: int, per_round: int, rng: random.Random, hooks: bool = False,
+          add: bool = False) -> tuple[int, int, int]:
     files = sorted(p for p in tree.rglob("*") if p.is_file() and p.suffix in SUFFIXES and ".git" not in p.parts
                    and not p.is_symlink())
     originals = {p: p.read_bytes() for p in files}
     cache = Path(tempfile.mkdtemp(prefix="inc-check-"))
     differences = incremental = 0
+    added: list[Path] = []
+    yaml_files = [p for p in files if p.suffix in (".yaml", ".yml")]
     try:
         lint(tree, cache)
         for r in range(rounds):
-            for p in rng.sample(files, min(per_round, len(files))):
+            changed = rng.sample(files, min(per_round, len(files)))
+            if add and yaml_files:
+                # a file added: a copy of a manifest or config beside it (same names as the original)
+                source = rng.choice(yaml_files)
+                copy = source.with_name(f"{source.stem}-added{r}{source.suffix}")
+                if not copy.exists():
+                    copy.write_bytes(source.read_bytes())
+                    added.append(copy)
+            for p in changed:
                 mutate(p, rng, r)
                 if hooks:
                     hook(tree, cache, p)
+            if hooks and added and added[-1].name.endswith(f"-added{r}{added[-1].suffix}"):
+                hook(tree, cache, added[-1])
             cached, t_cached, was_incremental = lint(tree, cache)
             fresh, t_fresh, _ = lint(tree, None)
             incremental += was_incremental
@@ -117,6 +132,8 @@ def check(tree: Path, rounds: int, per_round: int, rng: random.Random, hooks: bo
     finally:
         for p, data in originals.items():
             p.write_bytes(data)
+        for p in added:
+            p.unlink(missing_ok=True)
         shutil.rmtree(cache, ignore_errors=True)
     return rounds, differences, incremental
 
@@ -146,12 +163,14 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=3, help="files changed per round")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--hooks", action="store_true", help="run the pre-commit hook on each changed file first")
+    ap.add_argument("--add", action="store_true",
+                    help="each round, also add a copy of a .yaml/.yml file beside it (removed at the end)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     total = bad = incremental = 0
     for tree in args.trees:
         print(f"{tree}", flush=True)
-        n, d, i = check(tree.resolve(), args.rounds, args.files, rng, args.hooks)
+        n, d, i = check(tree.resolve(), args.rounds, args.files, rng, args.hooks, args.add)
         total += n
         bad += d
         incremental += i

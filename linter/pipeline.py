@@ -293,8 +293,10 @@ class _SlicePlan:
         reported = [i for i in inputs if i.source.display in reporting]
         if len(reported) != len(reporting) or any(i.kind in project_slice.TERRAFORM_KINDS for i in reported):
             return plan
-        plan.changed = [p for p in project_slice.changed_since(plan.index, keys) if p not in reporting]
-        others = {p for p in plan.changed if not plan.index.files[p].terraform}
+        # files changed or added since the index (a pull), read with the reported ones
+        plan.changed = [p for p in (*project_slice.changed_since(plan.index, keys),
+                                    *project_slice.added_since(plan.index, keys)) if p not in reporting]
+        others = {p for p in plan.changed if p not in plan.index.files or not plan.index.files[p].terraform}
         if len(others) > project_slice.MAX_CHANGED:
             return plan
         parsed = {pf.path: pf for pf in _parse_inputs([i for i in inputs if i.source.display in reporting
@@ -310,7 +312,7 @@ class _SlicePlan:
             plan.summary = project_slice.load_summary(cache, project_slice.terraform_key(
                 key, plan.index, keys, {p: pf.meaning for p, pf in reread.items()}))
             if plan.summary is not None:
-                plan.slice.files = {p for p in plan.slice.files if not plan.index.files[p].terraform}
+                plan.slice.files = {p for p in plan.slice.files if not plan.index.terraform(p)}
                 plan.reread = reread
         return plan
 
@@ -323,7 +325,9 @@ class _SlicePlan:
         if last_run is None:
             return
         changed = project_slice.changed_since(index, self.keys)
-        others = {p for p in changed if not index.files[p].terraform}
+        terraform_changed = [p for p in changed if index.files[p].terraform]
+        # files changed, and files added (project_slice.may_be_added), read with their links
+        others = {p for p in changed if not index.files[p].terraform} | set(project_slice.added_since(index, self.keys))
         parsed = {pf.path: pf for pf in _parse_inputs([i for i in inputs if i.source.display in others],
                                                       settings, options, self.cache)}
         same = project_slice.same_meaning(index, parsed)
@@ -331,7 +335,6 @@ class _SlicePlan:
         plan = project_slice.select(index, self.keys, {}, {p: pf for p, pf in parsed.items() if p not in same}, same)
         if plan is None:
             return
-        terraform_changed = [p for p in changed if p not in others]
         reread = self._meanings(terraform_changed, settings, options, inputs)
         # Terraform as the last whole run read it, or not (sliced hooks since may have changed it)
         terraform_key = project_slice.terraform_key(self.key, index, self.keys,
@@ -349,14 +352,18 @@ class _SlicePlan:
         if not project_slice.small(index, plan.files):
             return
         outcome = incremental.outcome(self.cache, last_run)     # loaded last: the largest entry
-        if outcome is None or {pf.path for pf in outcome.files} != self.keys.keys():
+        if outcome is None:
+            return
+        # every file the last run had is here, and every file it did not have is recomputed (added since)
+        had = {pf.path for pf in outcome.files}
+        if not had <= self.keys.keys() or not all(p in had or p in joined for p in self.keys):
             return
         # checks reporting at cloud resources read every resource: a summary is not enough for them
-        if not moved and not any(index.files[p].needs_all for p in joined):
+        if not moved and not any(index.needs_all(p) for p in joined):
             self.summary = project_slice.load_summary(self.cache, terraform_key)
         report = set(joined)
         if self.summary is not None:
-            plan.files = {p for p in plan.files if not index.files[p].terraform}
+            plan.files = {p for p in plan.files if not index.terraform(p)}
         else:   # Terraform is read: its findings are recomputed
             report |= {p for p, e in index.files.items() if e.terraform}
         self.slice, self.changed, self.report = plan, sorted(others), frozenset(report)
@@ -399,7 +406,7 @@ class _SlicePlan:
             self.new_summary = project_slice.summarise(project, parsed)
             if old is None or old != self.new_summary:
                 return None
-        others = {p for p, e in self.index.files.items() if not e.terraform}
+        others = {p for p in self.keys if not self.index.terraform(p)}
         group = incremental.group_of(others)
         recomputed = self.report | ({incremental.TERRAFORM_SIDE} if self.summary is None else set())
         return incremental.merge(last, recomputed.__contains__, group, findings,
@@ -410,7 +417,10 @@ class _SlicePlan:
         """``analyse`` over the slice, or None when the slice lacked something
         the reported files depend on (project_slice.closed, or a decision
         that needed a file left out: model.absent), even where no stage
-        guards against it: the caller then reads the whole project."""
+        guards against it: the caller then reads the whole project. When
+        what it lacked was files the index has (a workload that now names
+        another config, or a new one), the slice is widened to them and
+        read once more (project_slice.widened): still a slice."""
         from mlcost_lint import project_slice
         from mlcost_lint.model.absent import AbsentResourceError
 
@@ -418,19 +428,27 @@ class _SlicePlan:
             # Every file means what it meant to the last whole run (comments edited): no finding is
             # recomputed, so no file is read; the secrets are the last run's.
             return _Analysis([], Project(outside_secrets=self.last.secrets), [], [])
-        chosen = self.slice.files
-        try:
-            done = analyse([i for i in inputs if i.source.display in chosen],
-                           project_slice.absent_of(self.index, chosen), self.summary, self.report)
-        except AbsentResourceError:
-            done = None
-        if done is None or done.project.absent.missed \
-                or not project_slice.closed(done.project, self.slice, {*(self.report_paths or self.slice.joined),
-                                                                       *self.changed}):
-            self.slice = None
-            return None
-        done.project.outside_secrets = project_slice.outside_secrets(self.index, chosen)
-        return done
+        for attempt in range(2):
+            chosen = self.slice.files
+            try:
+                done = analyse([i for i in inputs if i.source.display in chosen],
+                               project_slice.absent_of(self.index, chosen), self.summary, self.report)
+            except AbsentResourceError:
+                done = None
+            reported = {*(self.report_paths or self.slice.joined), *self.changed}
+            if done is not None and not done.project.absent.missed \
+                    and project_slice.closed(done.project, self.slice, reported):
+                done.project.outside_secrets = project_slice.outside_secrets(self.index, chosen)
+                return done
+            wider = project_slice.widened(self.index, self.slice, done.project, reported) \
+                if done is not None and attempt == 0 else None
+            if wider is None:
+                break
+            self.slice = wider
+            if self.last is not None:   # an incremental whole run recomputes what the slice joins
+                self.report = frozenset({*(self.report or ()), *wider.joined})
+        self.slice = None
+        return None
 
     def record(self, project: Project, parsed: list[ParsedFile], run_key: str | None) -> None:
         """Keep the index up to date; ``run_key``: where a whole run stored its
@@ -441,7 +459,7 @@ class _SlicePlan:
         index = self.index
         if self.slice is not None:
             now = [p for p in (*(self.report_paths or ()), *self.changed, *self.terraform_changed)
-                   if index.files[p].key != self.keys[p]]
+                   if p not in index.files or index.files[p].key != self.keys[p]]
             rekey = [p for p in self.same if index.files[p].key != self.keys[p]]
             # a hook: the last whole run that goes with the index as it was still holds outside its slice
             last_run = incremental.load(self.cache, self.key, index) if now and self.last is None else None
@@ -454,7 +472,7 @@ class _SlicePlan:
                 project_slice.store_changes(self.cache, self.key, index, update)
             if last_run is not None:
                 incremental.mark_dirty(self.cache, self.key, last_run, index, self.slice.joined)
-            if self.summary is None and (self.last is not None or any(index.files[p].terraform
+            if self.summary is None and (self.last is not None or any(index.terraform(p)
                                                                        for p in self.changed)):
                 # It read Terraform itself: the summary of that content, for the next hooks.
                 self._store_summary(project, parsed, index, self.new_summary)

@@ -94,6 +94,15 @@ class ProjectIndex:
     # The entries sliced runs changed since this index was written (IndexUpdate.files).
     updated: dict[str, IndexedFile] = field(default_factory=dict)
 
+    def terraform(self, path: str) -> bool:
+        """Whether ``path`` is a Terraform input (False for a file added since)."""
+        entry = self.files.get(path)
+        return entry is not None and entry.terraform
+
+    def needs_all(self, path: str) -> bool:
+        entry = self.files.get(path)
+        return entry is not None and entry.needs_all
+
 
 @dataclass(slots=True)
 class IndexUpdate:
@@ -268,8 +277,9 @@ def same_meaning(index: ProjectIndex, parsed: dict[str, ParsedFile]) -> set[str]
     """The files of ``parsed`` (changed since the index, other than
     Terraform) whose meaning is the one the index has: comments edited
     that moved no line (ParsedFile.meaning)."""
+    files = index.files
     return {path for path, pf in parsed.items()
-            if pf.meaning is not None and pf.meaning == index.files[path].meaning}
+            if pf.meaning is not None and path in files and pf.meaning == files[path].meaning}
 
 
 def rekeyed(index: ProjectIndex, keys: dict[str, str | None], paths: Iterable[str],
@@ -312,6 +322,20 @@ def changed_since(index: ProjectIndex, keys: dict[str, str | None]) -> list[str]
     return [path for path, key in keys.items() if path in files and files[path].key != key]
 
 
+def added_since(index: ProjectIndex, keys: dict[str, str | None]) -> list[str]:
+    """The files the index does not have (new since it was written)."""
+    return sorted(keys.keys() - index.files.keys())
+
+
+def may_be_added(pf: ParsedFile) -> bool:
+    """Whether a file new since the index can be read with a slice: one that
+    reaches others only through its own links (a workload, a Slurm job): not
+    Terraform, not a file every slice reads, and offering no name another
+    file may resolve to it (a config, a ConfigMap: who names them is not in
+    the index)."""
+    return not _needs_all(pf) and not stand_ins_of(pf)
+
+
 def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str, ParsedFile],
            changed: dict[str, ParsedFile] | None = None, same: Iterable[str] = ()) -> Slice | None:
     """The files to read for the reported files (display path -> their
@@ -329,18 +353,31 @@ def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str,
     kept (the caller's choice).
 
     ``same``: other files changed whose meaning is the index's (same_meaning):
-    no file reads them differently, so they count as unchanged."""
+    no file reads them differently, so they count as unchanged.
+
+    A file new since the index is read as a changed one when it is among
+    ``reported`` or ``changed`` and may_be_added; its links are what the
+    run finds (the caller widens the slice to what they reach: widened)."""
     files = index.files
     changed = changed or {}
     same = set(same)
-    if keys.keys() != files.keys() or None in keys.values():
+    if None in keys.values():
         return None
+    if keys.keys() != files.keys():
+        if not files.keys() <= keys.keys():
+            return None     # a file removed: what linked to it is not known here
+        for path in added_since(index, keys):
+            pf = reported.get(path) or changed.get(path)
+            if pf is None or not may_be_added(pf):
+                return None
     if any(path not in reported and path not in changed and path not in same and not files[path].terraform
            for path in changed_since(index, keys)):
         return None
     for path, pf in (*reported.items(), *changed.items()):
         old = files.get(path)
-        if old is None or old.needs_all or _needs_all(pf) or offers(stand_ins_of(pf)) != offers(old.stand_ins):
+        if old is None:
+            continue        # added: checked above
+        if old.needs_all or _needs_all(pf) or offers(stand_ins_of(pf)) != offers(old.stand_ins):
             return None
     joined = closure(index, [*reported, *changed])
     chosen = joined | {path for path, entry in files.items() if entry.needs_all}
@@ -353,7 +390,8 @@ def closure(index: ProjectIndex, seeds: Iterable[str]) -> set[str]:
     todo = list(seeds)
     joined = set(todo)
     while todo:
-        for other in files[todo.pop()].partners:
+        entry = files.get(todo.pop())
+        for other in entry.partners if entry is not None else ():     # an added file: its links are found
             if other not in joined:
                 joined.add(other)
                 todo.append(other)
@@ -365,7 +403,7 @@ def small(index: ProjectIndex, chosen: set[str]) -> bool:
     files count for nothing: a TerraformSummary usually stands for them."""
     files = index.files
     others = sum(1 for entry in files.values() if not entry.terraform)
-    return sum(1 for path in chosen if not files[path].terraform) <= MAX_SHARE * others
+    return sum(1 for path in chosen if path not in files or not files[path].terraform) <= MAX_SHARE * others
 
 
 def absent_of(index: ProjectIndex, chosen: set[str]) -> "Absent":
@@ -391,6 +429,26 @@ def closed(project: "Project", plan: Slice, reported: Iterable[str]) -> bool:
                if link.workload.document.path in reported)
 
 
+def widened(index: ProjectIndex, plan: Slice, project: "Project", reported: Iterable[str]) -> Slice | None:
+    """The slice a run over ``plan`` should have read, when what it lacked
+    was files the index has: those a decision needed (model.absent, every
+    miss naming its files) and the configs the reported workloads now link
+    outside their joins (closed), each with its joins (closure: a config's
+    other runners). None when it lacked something else (a Terraform
+    resource left out), nothing can be named, or the slice grows too large."""
+    needed = project.absent.needed if project.absent is not None else set()
+    if needed is None:
+        return None
+    reported = set(reported)
+    wanted = set(needed) | {link.config.document.path for link in project.links.configs
+                            if link.workload.document.path in reported and link.config.document.path not in plan.joined}
+    if not wanted or any(path not in index.files for path in wanted):
+        return None
+    extra = closure(index, wanted)
+    wider = Slice(plan.files | extra, plan.joined | extra)
+    return wider if small(index, wider.files) else None
+
+
 def outside_secrets(index: ProjectIndex, chosen: set[str]) -> frozenset[str]:
     """The secret-looking values of the files a slice does not read. Not
     Terraform's: a slice reads its files or a summary holding their secrets
@@ -414,7 +472,7 @@ def changes(index: ProjectIndex, project: "Project", parsed: list[ParsedFile], k
         key = keys.get(path)
         if pf is None or key is None:
             continue
-        for other in files[path].partners:
+        for other in files[path].partners if path in files else ():     # not for an added file
             entry = files[other]
             files[other] = replace(entry, partners=tuple(p for p in entry.partners if p != path))
         now = partners.get(path, set())
@@ -434,6 +492,9 @@ class _Overlay:
 
     def __getitem__(self, path: str) -> IndexedFile:
         return self.changed[path] if path in self.changed else self.base[path]
+
+    def __contains__(self, path: str) -> bool:
+        return path in self.changed or path in self.base
 
     def __setitem__(self, path: str, entry: IndexedFile) -> None:
         self.changed[path] = entry

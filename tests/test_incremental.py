@@ -305,9 +305,46 @@ def test_a_new_secret_reads_the_whole_project(tmp_path):
     assert "Zq8-hunter2-Kx93vLp" in cached.secrets
 
 
-def test_an_added_file_reads_the_whole_project(tmp_path):
+def test_an_added_workload_is_read_with_its_links(tmp_path):
+    # A new manifest offers no name another file resolves (project_slice.may_be_added).
     root, cache = _demo(tmp_path)
     shutil.copy(root / "k8s" / "dev-box.yaml", root / "k8s" / "dev-box-2.yaml")
+    cached = _cached_run(root, cache, incremental=True)
+    assert {f.location.path for f in cached.findings} >= {"k8s/dev-box.yaml", "k8s/dev-box-2.yaml"}
+    _append(root / "k8s" / "dev-box-2.yaml", "# and the next run")
+    _cached_run(root, cache, incremental=True)
+
+
+def test_an_added_workload_that_runs_a_config_recomputes_the_config(tmp_path, monkeypatch):
+    # The new Job runs an existing config: the slice lacks it (a miss), so it is
+    # widened to the config and its other runners (project_slice.widened) and
+    # read once more; the config's findings are recomputed.
+    root, cache = _demo(tmp_path)
+    analyses = _analyses(monkeypatch)
+    job = (root / "k8s" / "llama-8b-full-ft-job.yaml").read_text()
+    assert "llama8b-full-ft.yaml" in job
+    (root / "k8s" / "llama-8b-full-ft-job-2.yaml").write_text(job.replace("name: llama-8b-full-ft", "name: llama-8b-b"))
+    cached = _lint(root, cache)
+    assert _incremental(cached) and len(analyses) == 2
+    assert _outcome(cached) == _outcome(_lint(root, None))
+
+
+def test_an_added_config_reads_the_whole_project(tmp_path):
+    # It offers a name: which runners now resolve to it is not in the index.
+    root, cache = _demo(tmp_path)
+    shutil.copy(root / "configs" / "sft.yaml", root / "configs" / "sft-2.yaml")
+    _cached_run(root, cache, incremental=False)
+
+
+def test_an_added_terraform_file_reads_the_whole_project(tmp_path):
+    root, cache = _demo(tmp_path)
+    (root / "infra" / "more.tf").write_text('resource "aws_s3_bucket" "more" {\n  bucket = "more"\n}\n')
+    _cached_run(root, cache, incremental=False)
+
+
+def test_a_removed_file_reads_the_whole_project(tmp_path):
+    root, cache = _demo(tmp_path)
+    (root / "k8s" / "dev-box.yaml").unlink()
     _cached_run(root, cache, incremental=False)
 
 
@@ -329,11 +366,11 @@ def test_after_hooks_the_next_whole_run_recomputes_what_they_reached(tmp_path):
 
 
 def test_after_a_hook_that_read_everything_the_next_whole_run_does_too(tmp_path):
-    # A hook that could not slice (a file added) writes a new index: the last
+    # A hook that could not slice (a config added) writes a new index: the last
     # whole run no longer goes with it.
     root, cache = _demo(tmp_path)
-    shutil.copy(root / "k8s" / "dev-box.yaml", root / "k8s" / "dev-box-2.yaml")
-    hooked = _lint(root, cache, report_paths=frozenset({"k8s/dev-box-2.yaml"}))
+    shutil.copy(root / "configs" / "sft.yaml", root / "configs" / "sft-2.yaml")
+    hooked = _lint(root, cache, report_paths=frozenset({"configs/sft-2.yaml"}))
     assert len(hooked.files) == 22
     _append(root / "configs" / "sft.yaml", "# after")
     _cached_run(root, cache, incremental=False)

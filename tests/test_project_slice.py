@@ -203,9 +203,23 @@ def test_files_changed_since_the_index_are_read_with_the_slice(tmp_path):
         assert (terraform in read) == (turn == 0) and (other in read) == (turn == 0)
 
 
-def test_an_added_file_makes_the_run_read_everything(tmp_path):
+def test_an_added_workload_is_read_with_the_slice(tmp_path):
+    # A Job added by a pull runs the reported config: it is read as a changed
+    # file (project_slice.may_be_added), and the config's findings count it.
     root, cache, whole, config, _ = _demo(tmp_path)
-    (root / "k8s" / "new-job.yaml").write_text(_JOB)
+    (root / "k8s" / "new-job.yaml").write_text(_JOB.format(name="new-job", config=f"/work/{config}"))
+    alone = _lint(root, cache, frozenset({config}))
+    changed = _lint(root, tmp_path / "elsewhere")
+    assert _sliced(alone, changed) and "k8s/new-job.yaml" in {pf.path for pf in alone.files}
+    assert ("k8s/new-job.yaml", config) in {(l.workload.document.path, l.config.path)
+                                            for l in changed.project.links.configs}
+    assert [_key(f) for f in alone.findings] == [_key(f) for f in changed.findings if f.location.path == config]
+
+
+def test_an_added_config_makes_the_run_read_everything(tmp_path):
+    # It offers a name: which runners now resolve to it is not in the index.
+    root, cache, whole, config, _ = _demo(tmp_path)
+    (root / "configs" / "new.yaml").write_text(_ACCELERATE.format(precision="bf16"))
     alone = _lint(root, cache, frozenset({config}))
     assert not _sliced(alone, _lint(root, tmp_path / "elsewhere"))
 
@@ -270,24 +284,30 @@ num_processes: 8
 """
 
 
-def test_a_workload_that_names_another_config_reads_the_whole_project(tmp_path):
+def test_a_workload_that_names_another_config_widens_the_slice_to_it(tmp_path):
     root = _project(tmp_path, {
         "k8s/a.yaml": _JOB.format(name="a", config="/work/configs/a/accelerate.yaml"),
         "k8s/b.yaml": _JOB.format(name="b", config="/work/configs/b/accelerate.yaml"),
         "configs/a/accelerate.yaml": _ACCELERATE.format(precision="bf16"),
         "configs/b/accelerate.yaml": _ACCELERATE.format(precision="'no'"),
+        # unrelated pairs: the slice stays under MAX_SHARE of the project
+        **{f"k8s/{n}.yaml": _JOB.format(name=n, config=f"/work/configs/{n}/accelerate.yaml") for n in "cde"},
+        **{f"configs/{n}/accelerate.yaml": _ACCELERATE.format(precision="bf16") for n in "cde"},
     })
     cache = tmp_path / "cache"
     whole = _lint(root, cache)
     assert {(l.workload.document.path, l.config.path) for l in whole.project.links.configs} == {
-        ("k8s/a.yaml", "configs/a/accelerate.yaml"), ("k8s/b.yaml", "configs/b/accelerate.yaml")}
+        ("k8s/a.yaml", "configs/a/accelerate.yaml"), ("k8s/b.yaml", "configs/b/accelerate.yaml"),
+        *((f"k8s/{n}.yaml", f"configs/{n}/accelerate.yaml") for n in "cde")}
     # unchanged: a slice without b's files
     alone = _lint(root, cache, frozenset({"k8s/a.yaml"}))
     assert {pf.path for pf in alone.files} == {"k8s/a.yaml", "configs/a/accelerate.yaml"}
-    # a.yaml now runs b's config, which the slice did not read: the whole project is read
+    # a.yaml now runs b's config, which the slice did not read (a miss): the slice is
+    # widened to that config and its other runner (project_slice.widened), not to the others
     (root / "k8s/a.yaml").write_text(_JOB.format(name="a", config="/work/configs/b/accelerate.yaml"))
     alone = _lint(root, cache, frozenset({"k8s/a.yaml"}))
-    assert len(alone.files) == 4
+    assert {pf.path for pf in alone.files} == {"k8s/a.yaml", "configs/a/accelerate.yaml", "k8s/b.yaml",
+                                               "configs/b/accelerate.yaml"}
     changed = _lint(root, tmp_path / "fresh")
     assert [_key(f) for f in alone.findings] == [_key(f) for f in changed.findings if f.location.path == "k8s/a.yaml"]
     assert ("k8s/a.yaml", "configs/b/accelerate.yaml") in {

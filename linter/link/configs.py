@@ -142,7 +142,7 @@ class ConfigIndex:
             self._fill()
         found = self.by_path.get(parts, [])
         if any(is_absent(c) for c in found):
-            record_miss(self.absent, "config " + "/".join(parts))
+            record_miss(self.absent, "config " + "/".join(parts), [c.path for c in found if is_absent(c)])
             return []
         return found
 
@@ -347,7 +347,7 @@ def _link_container(project: Project, workload: Workload, template: PodTemplate,
         if cm is None:
             continue
         if is_absent(cm):
-            record_miss(project.absent, cm.address)
+            record_miss(project.absent, cm.address, [cm.path])
             continue
         keys = list(cm.data) if mounted.key == "*" else [mounted.key]
         for key in keys:

@@ -62,7 +62,7 @@ def _mounted_script(path: str, project: Project, workload: Workload, template: P
             continue
         cm = cms[0]
         if is_absent(cm):
-            record_miss(project.absent, cm.address)
+            record_miss(project.absent, cm.address, [cm.path])
             continue
         if mounted.key == "*":
             key = posixpath.relpath(path, mounted.path) if path.startswith(mounted.path.rstrip("/") + "/") else None

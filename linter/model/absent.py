@@ -93,15 +93,24 @@ class Absent:
     config_maps: list[AbsentConfigMap] = field(default_factory=list)
     # What a decision found in a file that was not read ("config path x.yaml").
     missed: list[str] = field(default_factory=list)
+    # The files those decisions needed, when every miss named its files: a
+    # slice widened by them (project_slice.widened) may decide as the whole
+    # run does; None once a miss named none.
+    needed: set[str] | None = field(default_factory=set)
 
 
 def is_absent(item: object) -> bool:
     return isinstance(item, (AbsentConfig, AbsentConfigMap, AbsentResource))
 
 
-def record_miss(absent: Absent | None, what: str) -> None:
+def record_miss(absent: Absent | None, what: str, paths: tuple[str, ...] | list[str] = ()) -> None:
+    """``paths``: the files the decision needed (the stand-ins' files)."""
     if absent is not None:
         absent.missed.append(what)
+        if not paths:
+            absent.needed = None
+        elif absent.needed is not None:
+            absent.needed.update(paths)
 
 
 __all__ = ["Absent", "AbsentConfig", "AbsentConfigMap", "AbsentResource", "AbsentResourceError", "is_absent",

@@ -270,7 +270,7 @@ def resolve_reference(project: "Project", config: "TrainingConfig", ref: str) ->
     target = _resolve(project, config, ref)
     if target is not None and is_absent(target):
         if not is_absent(config):
-            record_miss(project.absent, f"config {target.path} named in {config.path}")
+            record_miss(project.absent, f"config {target.path} named in {config.path}", [target.path])
         return None
     if target is not None and not is_absent(config):
         project.joined_by_checks.add((config.document.path, target.document.path))
@@ -356,7 +356,8 @@ def referrers_of(project: "Project", config: "TrainingConfig") -> list["Training
         index.referrers = referrers
     found = index.referrers.get(id(config), ())
     if any(is_absent(other) for other in found):
-        record_miss(project.absent, f"a config naming {config.path}")
+        record_miss(project.absent, f"a config naming {config.path}",
+                    [other.path for other in found if is_absent(other)])
         return [other for other in found if not is_absent(other)]
     return list(found)
 
