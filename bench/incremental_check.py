@@ -14,8 +14,9 @@ the same run with ``--no-cache``. With ``--hooks``, each changed file is
 first linted alone with the project as context, as the pre-commit hook
 does (a sliced run that updates the index). With ``--add``, each round also
 adds a copy of a .yaml/.yml file beside it (a new manifest or config with
-the original's names; the hook, with ``--hooks``, is run on it too). Every
-file is restored, and every added one removed, at the end. It
+the original's names; the hook, with ``--hooks``, is run on it too); with
+``--remove``, it removes one. Every file is restored, and every added one
+removed, at the end. It
 reports every difference and how many cached runs were incremental (the
 run says so on stderr when _MLCOST_LINT_TRACE_INCREMENTAL is set); exit 1
 on any difference.
@@ -94,7 +95,7 @@ def hook(tree: Path, cache: Path, path: Path) -> None:
 
 
 def check(tree: Path, rounds: int, per_round: int, rng: random.Random, hooks: bool = False,
-          add: bool = False) -> tuple[int, int, int]:
+          add: bool = False, remove: bool = False) -> tuple[int, int, int]:
     files = sorted(p for p in tree.rglob("*") if p.is_file() and p.suffix in SUFFIXES and ".git" not in p.parts
                    and not p.is_symlink())
     originals = {p: p.read_bytes() for p in files}
@@ -110,10 +111,17 @@ def check(tree: Path, rounds: int, per_round: int, rng: random.Random, hooks: bo
                 # a file added: a copy of a manifest or config beside it (same names as the original)
                 source = rng.choice(yaml_files)
                 copy = source.with_name(f"{source.stem}-added{r}{source.suffix}")
-                if not copy.exists():
+                if source.exists() and not copy.exists():
                     copy.write_bytes(source.read_bytes())
                     added.append(copy)
+            if remove and yaml_files:
+                # a file removed (restored at the end): a manifest or config others may have linked
+                gone = rng.choice(yaml_files)
+                if gone.exists() and gone not in changed:
+                    gone.unlink()
             for p in changed:
+                if not p.exists():
+                    continue
                 mutate(p, rng, r)
                 if hooks:
                     hook(tree, cache, p)
@@ -165,12 +173,14 @@ def main() -> int:
     ap.add_argument("--hooks", action="store_true", help="run the pre-commit hook on each changed file first")
     ap.add_argument("--add", action="store_true",
                     help="each round, also add a copy of a .yaml/.yml file beside it (removed at the end)")
+    ap.add_argument("--remove", action="store_true",
+                    help="each round, also remove a .yaml/.yml file (restored at the end)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     total = bad = incremental = 0
     for tree in args.trees:
         print(f"{tree}", flush=True)
-        n, d, i = check(tree.resolve(), args.rounds, args.files, rng, args.hooks, args.add)
+        n, d, i = check(tree.resolve(), args.rounds, args.files, rng, args.hooks, args.add, args.remove)
         total += n
         bad += d
         incremental += i

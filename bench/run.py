@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -249,6 +250,24 @@ def bench_scale(files: int, args: argparse.Namespace, include_checkov: bool, cop
                 "bench touch leaf")
     run_touched("touch-tf", "(d'') as (d), each .tf file given a new locals block, not a comment",
                 _touch_targets(repo), "bench touch tf", tf_block=True)
+
+    # a manifest added: a copy of a Job under a new name each run (copies removed after the rows)
+    job = next((p for p in sorted(repo.glob("**/*.yaml")) if "k8s" in p.relative_to(repo).parts
+                and re.search(rb"^kind: (Job|PyTorchJob)\s*$", p.read_bytes(), re.M)), None)
+    if job is not None:
+        job_data, copies = job.read_bytes(), []
+
+        def add_job(i: int) -> None:
+            copy = job.with_name(f"{job.stem}-bench-add-{i}{job.suffix}")
+            copy.write_bytes(job_data)
+            copies.append(copy)
+
+        run("add1", f"(f) warm after adding a manifest (a copy of {job.relative_to(repo)}, one more each run)",
+            [*tool, ".", "--cache-dir", str(cache), *jobs, *common], r, before=add_job)
+        for copy in copies:
+            copy.unlink()
+        run("remove1", "(f') warm after those copies are removed again",
+            [*tool, ".", "--cache-dir", str(cache), *jobs, *common], 1)
 
     small = sorted(repo.glob("**/configs/*/*/accelerate.yaml"))
     if small:   # the generated shape; a --tree may have no such file

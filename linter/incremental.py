@@ -87,7 +87,7 @@ def _key(index_key: str) -> str:
 
 
 def _generation(index: "ProjectIndex") -> dict[str, str]:
-    return {path: entry.key for path, entry in index.updated.items()}
+    return {path: entry.key if entry is not None else "" for path, entry in index.updated.items()}
 
 
 def load(cache: "ParseCache", index_key: str, index: "ProjectIndex") -> LastRun | None:
@@ -154,6 +154,7 @@ def merge(last: "CachedRun", recomputed: Callable[[str], bool], group: Callable[
                 kept_fixes[id(f)] = fixes[id(f)]
     findings.extend(f for f in last.suppressed if not recomputed(group(f.location.path)))
     files = {pf.path: pf for pf in last.files}
-    read_as = {**{r.path: r for r in last.read_as}, **{r.path: r for r in read_as_now}}
+    gone = files.keys() - set(order)        # files removed since the last run: what they were read as goes
+    read_as = {**{r.path: r for r in last.read_as if r.path not in gone}, **{r.path: r for r in read_as_now}}
     return Merged(findings, kept_fixes, [parsed[p] if p in parsed else files[p] for p in order],
                   [read_as[p] for p in sorted(read_as)])

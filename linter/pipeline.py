@@ -268,6 +268,8 @@ class _SlicePlan:
         # Other files changed since the index whose meaning is the index's (project_slice.same_meaning):
         # counted as unchanged, their entries rekeyed; in ``reread`` as suppression sees them now.
         self.same: list[str] = []
+        # Files the index has that are gone (project_slice.may_go): their entries go, their joins are read.
+        self.removed: list[str] = []
 
     @classmethod
     def make(cls, cache: ParseCache, settings: Settings, settings_key: str, inputs: list[_Input],
@@ -305,6 +307,7 @@ class _SlicePlan:
         plan.same, plan.changed = sorted(same), [p for p in plan.changed if p not in same]
         plan.slice = project_slice.select(plan.index, keys, {p: parsed[p] for p in reporting},
                                           {p: parsed[p] for p in others if p not in same}, same)
+        plan.removed = project_slice.removed_since(plan.index, keys)
         if plan.slice is not None and not var_inputs:   # --var-file values are evaluated with the files
             # changed .tf files stand for Terraform by their meaning (ParsedFile.meaning): comments
             # edited, or a content restored, find the summary kept of it
@@ -341,7 +344,7 @@ class _SlicePlan:
                                                     {p: pf.meaning for p, pf in reread.items()})
         moved = terraform_key != last_run.summary_key
         everywhere = [p for p, e in index.files.items() if e.needs_all and not e.terraform]
-        if any(p not in index.files for p in last_run.dirty):
+        if any(p not in index.files and p in self.keys for p in last_run.dirty):
             return
         # When Terraform changed, the findings of the files every slice reads (ParallelCluster and Azure ML
         # compute, Karpenter NodePools, kustomizations) are recomputed too: their cloud resources' findings
@@ -354,9 +357,9 @@ class _SlicePlan:
         outcome = incremental.outcome(self.cache, last_run)     # loaded last: the largest entry
         if outcome is None:
             return
-        # every file the last run had is here, and every file it did not have is recomputed (added since)
+        # every file the last run had and every file here is either in both or recomputed (added, removed)
         had = {pf.path for pf in outcome.files}
-        if not had <= self.keys.keys() or not all(p in had or p in joined for p in self.keys):
+        if had != self.keys.keys() and not all(p in joined for p in had ^ self.keys.keys()):
             return
         # checks reporting at cloud resources read every resource: a summary is not enough for them
         if not moved and not any(index.needs_all(p) for p in joined):
@@ -369,7 +372,7 @@ class _SlicePlan:
         self.slice, self.changed, self.report = plan, sorted(others), frozenset(report)
         self.terraform_changed, self.terraform_moved = terraform_changed, moved
         self.last_run, self.last = last_run, outcome
-        self.same = sorted(same)
+        self.same, self.removed = sorted(same), project_slice.removed_since(index, self.keys)
         self.reread = {**(reread if self.summary is not None else {}),
                        **{p: run_cache.light(parsed[p]) for p in same}}
 
@@ -406,7 +409,10 @@ class _SlicePlan:
             self.new_summary = project_slice.summarise(project, parsed)
             if old is None or old != self.new_summary:
                 return None
-        others = {p for p in self.keys if not self.index.terraform(p)}
+        # the files other than Terraform, removed ones included (since the index, or since the last
+        # run when a hook removed its entry): their findings are recomputed (none)
+        others = {p for p in (*self.keys, *self.removed, *(pf.path for pf in last.files))
+                  if not self.index.terraform(p)}
         group = incremental.group_of(others)
         recomputed = self.report | ({incremental.TERRAFORM_SIDE} if self.summary is None else set())
         return incremental.merge(last, recomputed.__contains__, group, findings,
@@ -462,9 +468,11 @@ class _SlicePlan:
                    if p not in index.files or index.files[p].key != self.keys[p]]
             rekey = [p for p in self.same if index.files[p].key != self.keys[p]]
             # a hook: the last whole run that goes with the index as it was still holds outside its slice
-            last_run = incremental.load(self.cache, self.key, index) if now and self.last is None else None
-            if now or rekey:
-                update = project_slice.changes(index, project, parsed, self.keys, now) if now else {}
+            last_run = incremental.load(self.cache, self.key, index) \
+                if (now or self.removed) and self.last is None else None
+            if now or rekey or self.removed:
+                update: dict = project_slice.changes(index, project, parsed, self.keys, now) if now else {}
+                update.update(project_slice.removals(index, self.removed, update))
                 read = {pf.path for pf in parsed}
                 rekey += [p for p, pf in self.reread.items() if p not in read and p not in self.same
                           and pf.meaning == index.files[p].meaning]      # Terraform files: comments edited

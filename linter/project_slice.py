@@ -108,10 +108,10 @@ class ProjectIndex:
 class IndexUpdate:
     """The entries sliced runs changed since the whole index ``base`` was
     written: a hook stores these (a few entries), not the whole index
-    again (0.025 s for 8,000 files on each commit)."""
+    again (0.025 s for 8,000 files on each commit). None: a file removed."""
 
     base: str
-    files: dict[str, IndexedFile]
+    files: dict[str, IndexedFile | None]
 
 
 # Past this many changed entries, a sliced run writes the whole index again.
@@ -144,20 +144,29 @@ def load(cache: "ParseCache", key: str) -> ProjectIndex | None:
         return None
     update = cache.get(_update_key(key))
     if isinstance(update, IndexUpdate) and update.base == value.stamp and isinstance(update.files, dict):
-        value.files.update(update.files)
+        _apply(value.files, update.files)
         value.updated = update.files
     return value
+
+
+def _apply(files: dict[str, IndexedFile], changed: dict[str, IndexedFile | None]) -> None:
+    for path, entry in changed.items():
+        if entry is None:
+            files.pop(path, None)
+        else:
+            files[path] = entry
 
 
 def store(cache: "ParseCache", key: str, index: "ProjectIndex | TerraformSummary") -> None:
     cache.put(key, index)
 
 
-def store_changes(cache: "ParseCache", key: str, index: ProjectIndex, changed: dict[str, IndexedFile]) -> None:
-    """After a sliced run: its changed entries, with those of earlier
-    sliced runs, as an update of the whole index (or, when that grew past
-    MAX_UPDATE, the whole index again)."""
-    index.files.update(changed)
+def store_changes(cache: "ParseCache", key: str, index: ProjectIndex,
+                  changed: dict[str, IndexedFile | None]) -> None:
+    """After a sliced run: its changed entries (None: a file removed), with
+    those of earlier sliced runs, as an update of the whole index (or, when
+    that grew past MAX_UPDATE, the whole index again)."""
+    _apply(index.files, changed)
     index.updated.update(changed)
     if len(index.updated) > MAX_UPDATE:
         # a whole index again, under a new stamp (``index`` is that index now)
@@ -327,6 +336,35 @@ def added_since(index: ProjectIndex, keys: dict[str, str | None]) -> list[str]:
     return sorted(keys.keys() - index.files.keys())
 
 
+def removed_since(index: ProjectIndex, keys: dict[str, str | None]) -> list[str]:
+    """The files the index has that are gone."""
+    return sorted(index.files.keys() - keys.keys())
+
+
+def may_go(entry: IndexedFile) -> bool:
+    """Whether a file removed since the index leaves a slice enough: one
+    that reached others only through its joins (may_be_added, as the index
+    recorded it); those are read again without it."""
+    return not entry.needs_all and not entry.terraform and not entry.stand_ins
+
+
+def removals(index: ProjectIndex, paths: Iterable[str], pending: dict[str, IndexedFile | None]
+             ) -> dict[str, IndexedFile | None]:
+    """The index entries that change when ``paths`` are removed: theirs (None)
+    and their partners', which no longer name them (on the entries
+    ``pending`` changes, when it does)."""
+    out: dict[str, IndexedFile | None] = {}
+    gone = set(paths)
+    for path in sorted(gone):
+        for other in index.files[path].partners:
+            if other in gone:
+                continue
+            entry = out.get(other) or pending.get(other) or index.files.get(other)
+            if entry is not None:
+                out[other] = replace(entry, partners=tuple(p for p in entry.partners if p != path))
+    return {**out, **{path: None for path in sorted(gone)}}
+
+
 def may_be_added(pf: ParsedFile) -> bool:
     """Whether a file new since the index can be read with a slice: one that
     reaches others only through its own links (a workload, a Slurm job): not
@@ -357,15 +395,19 @@ def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str,
 
     A file new since the index is read as a changed one when it is among
     ``reported`` or ``changed`` and may_be_added; its links are what the
-    run finds (the caller widens the slice to what they reach: widened)."""
+    run finds (the caller widens the slice to what they reach: widened).
+    A file gone since the index (may_go) joins the slice with its joins,
+    which are read again without it."""
     files = index.files
     changed = changed or {}
     same = set(same)
     if None in keys.values():
         return None
+    removed: list[str] = []
     if keys.keys() != files.keys():
-        if not files.keys() <= keys.keys():
-            return None     # a file removed: what linked to it is not known here
+        removed = removed_since(index, keys)
+        if not all(may_go(files[path]) for path in removed):
+            return None
         for path in added_since(index, keys):
             pf = reported.get(path) or changed.get(path)
             if pf is None or not may_be_added(pf):
@@ -379,7 +421,8 @@ def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str,
             continue        # added: checked above
         if old.needs_all or _needs_all(pf) or offers(stand_ins_of(pf)) != offers(old.stand_ins):
             return None
-    joined = closure(index, [*reported, *changed])
+    # a removed file's joins are read again without it (it is in ``joined``: its findings go)
+    joined = closure(index, [*reported, *changed, *removed])
     chosen = joined | {path for path, entry in files.items() if entry.needs_all}
     return Slice(chosen, joined) if small(index, chosen) else None
 

@@ -342,10 +342,41 @@ def test_an_added_terraform_file_reads_the_whole_project(tmp_path):
     _cached_run(root, cache, incremental=False)
 
 
-def test_a_removed_file_reads_the_whole_project(tmp_path):
+def test_a_removed_workload_is_dropped_and_its_joins_recomputed(tmp_path):
+    # The Job that ran a config is gone: the config is read again without it
+    # (project_slice.may_go), and the Job's findings go with it.
     root, cache = _demo(tmp_path)
-    (root / "k8s" / "dev-box.yaml").unlink()
+    (root / "k8s" / "llama-8b-full-ft-job.yaml").unlink()
+    cached = _cached_run(root, cache, incremental=True)
+    assert "k8s/llama-8b-full-ft-job.yaml" not in {f.location.path for f in cached.findings}
+    _append(root / "k8s" / "dev-box.yaml", "# and the next run")
+    _cached_run(root, cache, incremental=True)
+
+
+def test_a_renamed_workload_stays_incremental(tmp_path):
+    root, cache = _demo(tmp_path)
+    (root / "k8s" / "dev-box.yaml").rename(root / "k8s" / "workstation.yaml")
+    cached = _cached_run(root, cache, incremental=True)
+    assert "k8s/workstation.yaml" in {f.location.path for f in cached.findings}
+
+
+def test_a_removed_config_reads_the_whole_project(tmp_path):
+    # Runners that named it may now resolve to another file of that name.
+    root, cache = _demo(tmp_path)
+    (root / "configs" / "lora.yml").unlink()
     _cached_run(root, cache, incremental=False)
+
+
+def test_after_a_hook_that_saw_a_file_removed_the_next_whole_run_stays_incremental(tmp_path):
+    # A pull removed a manifest; the hook drops its entry (IndexUpdate: None) and
+    # marks its joins; the next whole run recomputes them and drops its findings.
+    root, cache = _demo(tmp_path)
+    (root / "k8s" / "llama-8b-full-ft-job.yaml").unlink()
+    _append(root / "k8s" / "dev-box.yaml", "# a hook")
+    hooked = _lint(root, cache, report_paths=frozenset({"k8s/dev-box.yaml"}))
+    assert len(hooked.files) < 20
+    cached = _cached_run(root, cache, incremental=True)
+    assert "k8s/llama-8b-full-ft-job.yaml" not in {f.location.path for f in cached.findings}
 
 
 def test_after_hooks_the_next_whole_run_recomputes_what_they_reached(tmp_path):
