@@ -255,19 +255,23 @@ def bench_scale(files: int, args: argparse.Namespace, include_checkov: bool, cop
     job = next((p for p in sorted(repo.glob("**/*.yaml")) if "k8s" in p.relative_to(repo).parts
                 and re.search(rb"^kind: (Job|PyTorchJob)\s*$", p.read_bytes(), re.M)), None)
     if job is not None:
-        job_data, copies = job.read_bytes(), []
+        job_data, added = job.read_bytes(), []
 
         def add_job(i: int) -> None:
             copy = job.with_name(f"{job.stem}-bench-add-{i}{job.suffix}")
             copy.write_bytes(job_data)
-            copies.append(copy)
+            added.append(copy)
 
         run("add1", f"(f) warm after adding a manifest (a copy of {job.relative_to(repo)}, one more each run)",
             [*tool, ".", "--cache-dir", str(cache), *jobs, *common], r, before=add_job)
-        for copy in copies:
-            copy.unlink()
-        run("remove1", "(f') warm after those copies are removed again",
+        # the original removed, its copies kept: a tree no earlier run saw (removing the copies
+        # instead would give back the tree before add1, which the run cache answers)
+        job.unlink()
+        run("remove1", f"(f') warm after {job.relative_to(repo)} is removed (its copies stay)",
             [*tool, ".", "--cache-dir", str(cache), *jobs, *common], 1)
+        job.write_bytes(job_data)
+        for copy in added:
+            copy.unlink()
 
     small = sorted(repo.glob("**/configs/*/*/accelerate.yaml"))
     if small:   # the generated shape; a --tree may have no such file
