@@ -11,11 +11,13 @@ every slice, what every other file offers by name, the Terraform side as a
 summary (project_slice.TerraformSummary), and the project's secret-looking
 values. So when
 
-- the same files are there as in the last whole run, and the index is the
-  one that run left, or one sliced hooks changed since (each marks the
-  files its slice joined: LastRun.dirty, recomputed as changed files are),
+- the index is the one the last whole run left, or one sliced hooks
+  changed since (each marks the files its slice joined: LastRun.dirty,
+  recomputed as changed files are),
 - every changed file other than Terraform offers the same names as before
-  and is not one that every slice reads (project_slice.select),
+  and is not one that every slice reads, or means what it meant
+  (ParsedFile.meaning: comments edited), and every file added or removed
+  since reaches others only through its joins (project_slice.select),
 - Terraform is as the last whole run read it (each .tf file compared by
   its meaning, ParsedFile.meaning: a comment edited that moved no line
   changes nothing), or its summary is equal to the last one (the node
@@ -31,7 +33,9 @@ for its suppressions only). It recomputes the findings located in those
 files (and, when it read Terraform, every finding located outside the other
 files: the Terraform side's), and takes every other file's findings, its
 parsed file as suppression sees it, its fixes and what it was read as from
-the last run. Suppression, unused-suppression findings and the reporters
+the last run (a removed file's go with it; a file added is read and
+recomputed). When every changed file means what it meant, it reads no
+file at all. Suppression, unused-suppression findings and the reporters
 then run over the whole as usual. Otherwise it reads the whole project, as before.
 
 The last run is the run cache's entry of it (run_cache.CachedRun), which

@@ -26,17 +26,20 @@ Configs and ConfigMaps of the files left out stay in the resolvers by name
 nearest copy are decided over all of them, as in the full run, and a
 decision that needs a left-out file's content is a miss.
 
-The slice is used only when the project has the files the index saw, the
-reported and changed files offer the same names as then (so every other
-file's links are as the index has them), and no more than MAX_CHANGED
-other files changed; a changed Terraform file is read with all of
-Terraform unless a summary of its meaning (ParsedFile.meaning: its tree,
-not its comments) is kept. The run checks
-afterwards that the reported and changed files' workloads linked no config
-outside the slice (``closed``) and that nothing missed; otherwise the whole
-project is read, as before, and a fresh index is written. Values of the
-files left out that look secret still reach the redaction
-(Project.outside_secrets).
+The slice is used only when the reported and changed files offer the same
+names as then (so every other file's links are as the index has them), no
+more than MAX_CHANGED other files changed, and every file added or removed
+since reaches others only through its own joins (may_be_added, may_go: a
+workload, not a config, a ConfigMap, Terraform or a file every slice
+reads). A changed file whose meaning (ParsedFile.meaning: its tree or
+documents, not its comments) is the index's counts as unchanged; a changed
+Terraform file is read with all of Terraform unless a summary of its
+meaning is kept. The run checks afterwards that the reported and changed
+files' workloads linked no config outside the slice (``closed``) and that
+nothing missed; when what it lacked was files the index has, the slice is
+widened to them once (``widened``), otherwise the whole project is read,
+as before, and a fresh index is written. Values of the files left out that
+look secret still reach the redaction (Project.outside_secrets).
 
 bench/report_alone.py is the gate: each file reported alone must give the
 whole run's findings in that file.
@@ -377,10 +380,11 @@ def may_be_added(pf: ParsedFile) -> bool:
 def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str, ParsedFile],
            changed: dict[str, ParsedFile] | None = None, same: Iterable[str] = ()) -> Slice | None:
     """The files to read for the reported files (display path -> their
-    parse result now), or None when the whole project must be read: a file
-    added or removed, a reported or changed file that needs the whole
-    project (a file that changes the model of others) or offers other names
-    than before, or a slice that is most of the project.
+    parse result now), or None when the whole project must be read: a
+    file added or removed that reaches more than its joins, a reported or
+    changed file that needs the whole project (a file that changes the
+    model of others) or offers other names than before, or a slice that is
+    most of the project.
 
     ``changed``: the other files changed since the index was written (the
     first hook after a pull), Terraform aside; they are read with their
