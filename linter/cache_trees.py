@@ -75,7 +75,7 @@ def document_meaning(parsed: ParsedFile) -> str | None:
     changes nothing any rule sees. A value pickled differently for equal
     content (a set, whose order follows the process's string hashing) only
     costs a run that reads the file."""
-    if parsed.hcl is not None or parsed.kind in TERRAFORM_KINDS:
+    if parsed.kind in TERRAFORM_KINDS:
         return None
     documents = [(d.index, d.data, d.positions, d.start_line, d.blocks) for d in parsed.documents]
     try:

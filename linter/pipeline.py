@@ -298,7 +298,7 @@ class _SlicePlan:
         # files changed or added since the index (a pull), read with the reported ones
         plan.changed = [p for p in (*project_slice.changed_since(plan.index, keys),
                                     *project_slice.added_since(plan.index, keys)) if p not in reporting]
-        others = {p for p in plan.changed if p not in plan.index.files or not plan.index.files[p].terraform}
+        others = {p for p in plan.changed if not plan.index.terraform(p)}
         if len(others) > project_slice.MAX_CHANGED:
             return plan
         parsed = {pf.path: pf for pf in _parse_inputs([i for i in inputs if i.source.display in reporting
@@ -474,8 +474,8 @@ class _SlicePlan:
                 update: dict = project_slice.changes(index, project, parsed, self.keys, now) if now else {}
                 update.update(project_slice.removals(index, self.removed, update))
                 read = {pf.path for pf in parsed}
-                rekey += [p for p, pf in self.reread.items() if p not in read and p not in self.same
-                          and pf.meaning == index.files[p].meaning]      # Terraform files: comments edited
+                rekey += sorted(project_slice.same_meaning(index, {     # Terraform files: comments edited
+                    p: pf for p, pf in self.reread.items() if p not in read and p not in self.same}))
                 update.update(project_slice.rekeyed(index, self.keys, rekey, update))
                 project_slice.store_changes(self.cache, self.key, index, update)
             if last_run is not None:

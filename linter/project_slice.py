@@ -286,9 +286,9 @@ def _entry(pf: ParsedFile, key: str, partners: set[str]) -> IndexedFile:
 
 
 def same_meaning(index: ProjectIndex, parsed: dict[str, ParsedFile]) -> set[str]:
-    """The files of ``parsed`` (changed since the index, other than
-    Terraform) whose meaning is the one the index has: comments edited
-    that moved no line (ParsedFile.meaning)."""
+    """The files of ``parsed`` (changed since the index) whose meaning is
+    the one the index has: comments edited that moved no line
+    (ParsedFile.meaning)."""
     files = index.files
     return {path for path, pf in parsed.items()
             if pf.meaning is not None and path in files and pf.meaning == files[path].meaning}
