@@ -52,6 +52,14 @@ def run_cli(*args: str, cwd: Path | str | None = None, stdin: str | bytes | None
     return CliResult(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
 
 
+def printed_by_another_process(code: str) -> str:
+    """What ``python -c code`` prints (stripped), in a process with another
+    string-hash seed: for values that must not depend on the process."""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONHASHSEED": "12345"})
+    return proc.stdout.strip()
+
+
 def cached_project(tmp_path: Path, monkeypatch, files: dict[str, str]) -> Path:
     """``files`` written under ``tmp_path/proj``, the working folder for the
     test, with the cache's signing key kept in ``tmp_path/home`` (never the

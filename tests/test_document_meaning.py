@@ -5,12 +5,9 @@ take the file's findings from the last run (mlcost_lint.incremental)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
+from mlc_testing import printed_by_another_process
 from mlcost_lint import cache_trees
 from mlcost_lint.parse import parse_bytes
 from mlcost_lint.parse.document import FileKind
@@ -74,9 +71,7 @@ def test_a_documents_meaning_is_the_same_in_another_process():
             "from mlcost_lint.parse.document import FileKind; "
             f"p = parse_bytes({DEPLOYMENT.encode()!r}, 'k8s/dev-box.yaml', FileKind.YAML, max_depth=100); "
             "print(cache_trees.document_meaning(p))")
-    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                           env={**os.environ, "PYTHONHASHSEED": "12345"})
-    assert other.stdout.strip() == _meaning(DEPLOYMENT)
+    assert printed_by_another_process(code) == _meaning(DEPLOYMENT)
 
 
 def test_a_cached_parse_result_carries_its_meaning(tmp_path, monkeypatch):

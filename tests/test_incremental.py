@@ -127,14 +127,19 @@ def test_a_terraform_comment_keeps_the_run_incremental(tmp_path):
     _cached_run(root, cache, incremental=True)
 
 
-def _terraform_evaluations(monkeypatch) -> list:
-    """Each time a run evaluates Terraform (asks for the root cache), an item."""
+def _calls(monkeypatch, name: str) -> list:
+    """Each call of ``mlcost_lint.pipeline.<name>`` from now on, an item."""
     from mlcost_lint import pipeline
 
     calls: list = []
-    real = pipeline._root_cache
-    monkeypatch.setattr(pipeline, "_root_cache", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = getattr(pipeline, name)
+    monkeypatch.setattr(pipeline, name, lambda *a, **k: calls.append(1) or real(*a, **k))
     return calls
+
+
+def _terraform_evaluations(monkeypatch) -> list:
+    """Each time a run evaluates Terraform (asks for the root cache), an item."""
+    return _calls(monkeypatch, "_root_cache")
 
 
 def test_a_terraform_comment_is_read_for_suppression_only(tmp_path, monkeypatch):
@@ -228,12 +233,7 @@ def test_a_changed_file_that_shapes_others_reads_the_whole_project(tmp_path):
 
 def _analyses(monkeypatch) -> list:
     """Each time a run builds a model (of a slice or of the whole project), an item."""
-    from mlcost_lint import pipeline
-
-    calls: list = []
-    real = pipeline.finish_model
-    monkeypatch.setattr(pipeline, "finish_model", lambda *a, **k: calls.append(1) or real(*a, **k))
-    return calls
+    return _calls(monkeypatch, "finish_model")
 
 
 def test_a_comment_in_a_file_that_shapes_others_recomputes_nothing(tmp_path, monkeypatch):

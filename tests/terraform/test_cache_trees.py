@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mlc_testing import cached_project
+from mlc_testing import cached_project, printed_by_another_process
 from mlcost_lint import cache_trees
 from mlcost_lint.config import Settings
 from mlcost_lint.pipeline import LintOptions, lint
@@ -166,14 +166,8 @@ def test_a_files_meaning_is_its_tree_not_its_bytes(edit, same):
 
 def test_a_files_meaning_is_the_same_in_another_process():
     # The hash of the pickled tree does not depend on the process (hash seed, history).
-    import os
-    import subprocess
-    import sys
-
     code = ("from mlcost_lint import cache_trees; from mlcost_lint.parse import parse_bytes; "
             "from mlcost_lint.parse.document import FileKind; "
             f"p = parse_bytes({POOL.encode()!r}, 'modules/pool/main.tf', FileKind.TERRAFORM, max_depth=100); "
             "cache_trees.payloads(p); print(p.meaning)")
-    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                           env={**os.environ, "PYTHONHASHSEED": "12345"})
-    assert other.stdout.strip() == _meaning(POOL)
+    assert printed_by_another_process(code) == _meaning(POOL)
