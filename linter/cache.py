@@ -66,6 +66,7 @@ from mlcost_lint import __version__
 from mlcost_lint.cache_io import SUPPORTED as CACHE_IO_SUPPORTED
 from mlcost_lint.cache_io import (KEY_BYTES, KEY_FILE_MAX, SIG_LEN, WRITE_FLAGS, close_all, close_fd, inside,
                                   key_folder, open_dir, read_regular_at, sign, verified, write_atomic)
+from mlcost_lint.gc_pause import gc_paused
 
 DEFAULT_DIR = ".mlcost_lint_cache"
 MAX_ENTRIES = 20_000
@@ -95,6 +96,9 @@ _STALE_TMP_SECONDS = 3600      # a temp file this old belongs to a killed run
 _PRUNE_INTERVAL_SECONDS = 600
 _PRUNE_WRITES = 256
 _PRUNE_STAMP = ".last-prune"
+# Entries from this size up load with collection paused (gc_pause): the
+# index, summary and walk a hook loads on 8,000 files are 1-2 MB each.
+_LARGE_PAYLOAD = 64 * 1024
 _CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
                  b"# This file is a cache directory tag created by mlcost-lint.\n"
                  b"# For information about cache directory tags see https://bford.info/cachedir/\n")
@@ -398,7 +402,11 @@ class ParseCache:
             self.misses += 1
             return None
         try:
-            value = load_payload(payload)
+            if len(payload) < _LARGE_PAYLOAD:
+                value = load_payload(payload)
+            else:
+                with gc_paused():   # an index, a summary, a walk: objects that live for the run
+                    value = load_payload(payload)
         except Exception:
             self.misses += 1
             return None

@@ -147,7 +147,7 @@ def run_rules(project: Project, settings: Settings, rules: list[type[Rule]],
     """Every finding of ``rules``. With ``report_paths`` (the run reports
     only findings in those files), a rule whose ``reports_in`` none of
     those files holds is not run: all it finds would be dropped."""
-    from mlcost_lint.model.build import gc_paused
+    from mlcost_lint.gc_pause import gc_paused
 
     if report_paths is not None:
         held = reports_held(project, report_paths)

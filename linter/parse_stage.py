@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from mlcost_lint.config import Settings
 from mlcost_lint.discover import STDIN_DISPLAY, SourceFile
+from mlcost_lint.gc_pause import gc_paused
 from mlcost_lint.gitignore import git_root
 from mlcost_lint.parse import parse_bytes, sniff_kind
 from mlcost_lint.parse.document import FileKind, ParsedFile, ParseError
@@ -254,30 +255,6 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
     return out
 
 
-class _GcPaused:
-    """Collection paused while parse results are built or loaded, then the
-    results frozen (``gc.freeze``): tens of thousands of small objects that
-    live for the whole run would otherwise be traversed by every later
-    collection. Measured on the synthetic repository (bench/): warm parse
-    3x faster and the model stage about 40% faster. The previous run's
-    frozen objects are unfrozen first, so a process that lints many times
-    (tests, editors) can still collect them."""
-
-    def __enter__(self) -> None:
-        import gc
-
-        self._was_enabled = gc.isenabled()
-        gc.unfreeze()
-        gc.disable()
-
-    def __exit__(self, *exc: object) -> None:
-        import gc
-
-        gc.freeze()
-        if self._was_enabled:
-            gc.enable()
-
-
 def _open_cache(settings: Settings, options: LintOptions, max_bytes: int,
                 scan_paths: list[str]) -> ParseCache | None:
     """The parse cache, or None with one line on stderr when it cannot be
@@ -416,7 +393,7 @@ def _parse_inputs(inputs: list[_Input], settings: Settings, options: LintOptions
     module needs it (cache_trees.py); without it, trees are loaded now.
     ``builder``: given every parsed file (ProjectBuilder.terraform and
     .add), while the rest are parsed when there are parse workers."""
-    with _GcPaused():
+    with gc_paused():
         results: dict[int, ParsedFile] = {}
         todo: list[_ParseTask] = []
         # what becomes of a cached .tf file's tree (cache_trees.py): loaded when a root needs it, or now

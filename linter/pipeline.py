@@ -14,7 +14,8 @@ from mlcost_lint.discover import Discovery, SourceFile, discover
 from mlcost_lint.engine import RuleFailure, run_rules, selected_rules
 from mlcost_lint.model.project import Project
 from mlcost_lint.parse.document import FileKind, ParsedFile
-from mlcost_lint.parse_stage import _GcPaused, _open_cache, _parse_inputs, _read_all, parse_jobs
+from mlcost_lint.gc_pause import gc_paused
+from mlcost_lint.parse_stage import _open_cache, _parse_inputs, _read_all, parse_jobs
 from mlcost_lint.rule import Finding
 from mlcost_lint.suppress import SuppressionResult, apply_suppressions
 
@@ -108,7 +109,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
                                 file_keys=[i.run_key_part() for i in inputs],
                                 var_keys=[i.run_key_part() for i in var_inputs],
                                 cli_vars=options.cli_vars, cwd=os.getcwd())
-        with _GcPaused():
+        with gc_paused():
             hit = run_cache.load(cache, key)
         if hit is not None:
             cache.close()

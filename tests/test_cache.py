@@ -465,3 +465,31 @@ def test_reading_an_old_entry_makes_it_the_last_to_be_dropped(tmp_path: Path, mo
     assert cache._path(read).stat().st_mtime > 2_000_000
     cache.prune()
     assert {p.stem for p in (tmp_path / "cache").rglob("*.pkl")} == {read, new}
+
+
+def test_a_large_entry_loads_with_collection_paused_and_frozen(tmp_path: Path, monkeypatch):
+    """An index, a summary or a folder walk (1-2 MB on 8,000 files) lives
+    for the run: it loads with collection paused, then frozen (gc_pause), so
+    neither its load nor later collections walk its objects."""
+    import gc
+
+    from mlcost_lint.model.core import Location
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    cache = _cache(tmp_path)
+    small, large = cache.key(b"s", "s.yaml", "yaml"), cache.key(b"l", "l.yaml", "yaml")
+    cache.put(small, [Location(f"f{i}.tf", i, 1) for i in range(10)])
+    cache.put(large, [Location(f"f{i}.tf", i, 1) for i in range(20_000)])
+    collections = []
+    gc.callbacks.append(lambda phase, info: collections.append(info["generation"]) if phase == "start" else None)
+    try:
+        gc.unfreeze()
+        assert gc.isenabled()
+        assert len(cache.get(small)) == 10 and gc.get_freeze_count() == 0
+        collections.clear()
+        loaded = cache.get(large)
+        assert collections == [] and gc.isenabled()
+        assert len(loaded) == 20_000 and gc.get_freeze_count() >= 20_000
+    finally:
+        gc.callbacks.pop()
+        gc.unfreeze()

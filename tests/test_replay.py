@@ -173,6 +173,24 @@ def test_the_pre_commit_shape_replays_and_sees_a_change_in_its_context(demo):
     _change_then_compare(run, lambda: config.write_text(config.read_text() + "\n# changed\n"), *args)
 
 
+def test_the_files_named_are_checked_first(demo, tmp_path: Path):
+    """A pre-commit hook is given the files that changed: the entry's first
+    stamp is theirs, so a replay that cannot happen stops at once."""
+    import marshal
+
+    from mlcost_lint.cache_io import SIG_LEN
+
+    tree, run = demo
+    args = ("k8s/llama-sft-pytorchjob.yaml", "configs/sft.yaml", "--cache-dir", "../cache")
+    assert run(*args)[3] == "linted click"
+    manifest = marshal.loads(_entry(tmp_path).read_bytes()[SIG_LEN:])[2]
+    # the project root the hook reads for context, then the files named
+    assert [path for path, _ in manifest[:3]] == [".", "k8s/llama-sft-pytorchjob.yaml", "configs/sft.yaml"]
+    assert len(manifest) > 20     # the rest of the project follows
+    config = tree / "configs" / "sft.yaml"
+    _change_then_compare(run, lambda: config.write_text(config.read_text() + "\n# changed\n"), *args)
+
+
 def test_runs_that_write_list_or_read_stdin_are_never_recorded(demo):
     tree, run = demo
     job = (tree / "k8s" / "dev-box.yaml").read_bytes()

@@ -75,7 +75,7 @@ def link_project(project: Project, settings: Settings) -> None:
     from mlcost_lint.link.managed import link_managed
     from mlcost_lint.link.pools import link_pools
 
-    from mlcost_lint.model.build import gc_paused
+    from mlcost_lint.gc_pause import gc_paused
 
     with gc_paused():   # the links live for the whole run: frozen, not re-walked by every collection
         index = ConfigIndex.build(project.training, project.absent)

@@ -12,12 +12,11 @@ document (MLC001, "internal error ... please report") and the run goes on.
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable
 
 from mlcost_lint.config import Settings
+from mlcost_lint.gc_pause import gc_paused
 from mlcost_lint.model.kubernetes_build import add_document, is_kubernetes_object
 from mlcost_lint.model.parallelcluster import compute_resources, is_parallelcluster
 from mlcost_lint.model.project import Project
@@ -38,26 +37,6 @@ def _guarded(pf: ParsedFile, line: int, what: str, step: Callable[[], None]) -> 
     except Exception as exc:  # noqa: BLE001 - see the module docstring
         pf.errors.append(ParseError(
             pf.path, line, 1, f"{what}: internal error {type(exc).__name__} (please report); file skipped"))
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Cyclic collection paused while a stage builds long-lived objects,
-    which are then frozen (``gc.freeze``), as the parse stage does
-    (parse_stage._GcPaused, which unfreezes them at the next run's start).
-    Every full collection during the model and link stages walked the whole
-    growing model and found next to nothing (18 objects in 7 collections on
-    the 2,000-file bench repository): 0.71 s there and 3.64 s on 4 copies of
-    it, the one step that grew faster than the input (issue 17, item 4)."""
-    was_enabled = gc.isenabled()
-    gc.unfreeze()   # a previous run's frozen objects become collectable again
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
 
 
 def build_project(parsed: list[ParsedFile], settings: Settings, *,

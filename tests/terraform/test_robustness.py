@@ -93,7 +93,7 @@ def test_malformed_plans(data):
 
 def test_the_evaluation_state_is_freed_without_the_collector():
     """The model and link stages run with the cyclic collector paused and
-    then freeze what is left (model.build.gc_paused), so anything the
+    then freeze what is left (gc_pause.gc_paused), so anything the
     evaluation state keeps in a reference cycle (every module source and its
     HCL trees) would stay to the end of the run: it must go by reference
     counting alone when build_terraform returns."""
