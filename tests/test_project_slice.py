@@ -396,3 +396,29 @@ def test_a_secret_of_a_file_not_read_is_still_redacted(tmp_path):
     alone = _lint(root, cache, frozenset({"k8s/a.yaml"}))
     assert "k8s/s.yaml" not in {pf.path for pf in alone.files}
     assert alone.secrets == whole.secrets
+
+
+def test_a_summary_holds_each_equal_location_and_string_once():
+    """The resources of one module called many times have the same argument
+    names, values and locations: the summary shares them, so its pickle
+    holds each once (project_slice._shared_values)."""
+    import pickle
+
+    from mlcost_lint.model.cloud import CloudResource
+    from mlcost_lint.model.core import Location
+    from mlcost_lint.project_slice import _shared_values
+
+    def resource(i: int) -> CloudResource:
+        name = "".join(["instance", "_types"])      # equal strings, not the same object
+        return CloudResource("aws_eks_node_group", "gpu", f"module.p{i}.aws_eks_node_group.gpu", "aws",
+                             Location("modules/pool/main.tf", 1, 1), attrs={name: ["p4d.24xlarge"], "n": i},
+                             attr_locations={name: Location("modules/pool/main.tf", 3, 3)},
+                             tags={"team": "".join(["vi", "sion"])})
+
+    seen: dict = {}
+    a, b = _shared_values(resource(1), seen), _shared_values(resource(2), seen)
+    assert (a.attrs, a.tags) == (resource(1).attrs, resource(1).tags) and b.attrs["n"] == 2
+    key_a, key_b = next(iter(a.attrs)), next(iter(b.attrs))
+    assert key_a is key_b and a.attrs[key_a][0] is b.attrs[key_b][0] and a.tags["team"] is b.tags["team"]
+    assert a.location is b.location and a.attr_locations[key_a] is b.attr_locations[key_b]
+    assert len(pickle.dumps([a, b])) < len(pickle.dumps([resource(1), resource(2)]))
