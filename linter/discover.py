@@ -7,6 +7,7 @@ YAML/JSON document is (Kubernetes object, training config, plan, or nothing).
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -216,14 +217,15 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-def _walk(top: str, top_display: str, on_error):
+def _walk(top: str, top_display: str, on_error, listings: dict[str, bytes] | None = None):
     """os.walk(top, followlinks=False), top-down, that also yields each
     folder's display path (its parent's plus its name: one relpath per walk,
     not per folder) and the files' directory entries (their type comes with
     the listing: no lstat per file). Yields (dirpath, display, dirnames,
     {file name: DirEntry}, [folder links]); as with os.walk, the caller may prune dirnames,
     folders that are links are listed in dirnames but not entered, and a
-    folder that cannot be listed goes to ``on_error``."""
+    folder that cannot be listed goes to ``on_error``. ``listings``: filled
+    with each folder's listing_digest."""
     stack = [(top, top_display)]
     while stack:
         dirpath, display = stack.pop()
@@ -249,9 +251,33 @@ def _walk(top: str, top_display: str, on_error):
         except OSError as exc:
             on_error(exc)
             continue
+        if listings is not None:
+            listings[dirpath] = _digest(dirs, links, files)
         yield dirpath, display, dirs, files, [os.path.join(dirpath, d) for d in dirs if d in links]
         stack.extend((os.path.join(dirpath, d), d if display == "." else f"{display}/{d}")
                      for d in reversed(dirs) if d not in links)
+
+
+def _digest(dirs: list[str], links: set[str], files: dict[str, os.DirEntry]) -> bytes:
+    """What a walk reads of one folder: the names in it and their types
+    (folder, folder link, file link, regular file, other)."""
+    h = hashlib.blake2b(digest_size=16)
+    for name in sorted(dirs):
+        h.update(b"d" + (b"l" if name in links else b"-") + name.encode("utf-8", "surrogateescape") + b"\0")
+    for name in sorted(files):
+        is_link, is_regular = _entry_type(files[name])
+        h.update(b"f" + (b"l" if is_link else b"-") + (b"?" if is_regular is None else b"r" if is_regular else b"o")
+                 + name.encode("utf-8", "surrogateescape") + b"\0")
+    return h.digest()
+
+
+def listing_digest(folder: str) -> bytes | None:
+    """The digest of ``folder``'s listing as a walk records it
+    (FolderWalk.listings); None when it cannot be listed."""
+    listings: dict[str, bytes] = {}
+    for _ in _walk(folder, ".", lambda exc: None, listings):
+        break
+    return listings.get(folder)
 
 
 def _entry_type(entry: os.DirEntry) -> tuple[bool, bool | None]:
@@ -293,15 +319,21 @@ class FolderWalk:
     folder or file passed over, an unreadable folder), else the item is
     kept only the first time its display path is seen in the run.
     ``watched``: as Discovery.watched. ``links``: the links met, whose
-    targets decide what they are (discover_cache stamps them)."""
+    targets decide what they are (discover_cache stamps them).
+    ``listings``: what each folder walked lists (listing_digest), when the
+    walk is kept."""
 
     events: list[tuple[str | None, object]] = field(default_factory=list)
     watched: list[str] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
+    # Each folder walked -> listing_digest (when the walk is kept: discover_cache).
+    listings: dict[str, bytes] = field(default_factory=dict)
 
 
-def walk_folder(start: Path, exclude: list[str], root: Path, cwd: Path, respect_gitignore: bool) -> FolderWalk:
-    """Every file under ``start`` discovery reads or passes over, in walk order."""
+def walk_folder(start: Path, exclude: list[str], root: Path, cwd: Path, respect_gitignore: bool,
+                listings: bool = False) -> FolderWalk:
+    """Every file under ``start`` discovery reads or passes over, in walk
+    order; ``listings``: with each folder's listing_digest."""
     out = FolderWalk()
     events, watched = out.events, out.watched
 
@@ -336,7 +368,8 @@ def walk_folder(start: Path, exclude: list[str], root: Path, cwd: Path, respect_
         return True
 
     # Symlinked folders (and loops) are never entered.
-    for dirpath, folder, dirnames, files, links in _walk(str(start), display_path(start, cwd), on_error):
+    for dirpath, folder, dirnames, files, links in _walk(str(start), display_path(start, cwd), on_error,
+                                                         out.listings if listings else None):
         watched.append(dirpath)
         out.links += links
         if ignore is not None:
@@ -410,7 +443,7 @@ def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None 
         how = (exclude, root, cwd, respect_gitignore)
         walked = walks.get(raw, *how) if walks is not None else None
         if walked is None:
-            walked = walk_folder(start, *how)
+            walked = walk_folder(start, *how, listings=walks is not None)
             if walks is not None:
                 walks.put(walked, raw, *how)
         for display, item in walked.events:

@@ -12,9 +12,14 @@ git root; a link there, what paths resolve to: the key has the real paths). Any 
 in a folder moves that folder's stamp, and any write to a file moves its
 ctime, which no program can set back; so a walk whose stamps are all as
 recorded finds what it found then (the argument and the stamp are
-replay.py's, and git's index trusts the same). A walk with a stamp younger
-than replay.margin_ns() (3 s) before it began is not recorded (a second write in
-the same clock tick would keep the stamp): the next run walks again.
+replay.py's, and git's index trusts the same). A folder whose stamp moved
+but which is the same folder and lists the same names with the same types
+gives the same walk too (a file deleted and written again: git checkout,
+pre-commit's stash, an editor's save by rename): that folder alone is
+listed again and compared with what the walk saw (``FolderWalk.listings``).
+A walk with a stamp younger than replay.margin_ns() (3 s) before it began is
+not recorded (a second write in the same clock tick would keep the stamp):
+the next run walks again.
 
 Entries are the parse cache's, keyed by the tool version, the working
 folder, the folder given and the settings discovery reads (exclude
@@ -26,11 +31,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mlcost_lint.discover import FolderWalk
+from mlcost_lint.discover import FolderWalk, listing_digest
 from mlcost_lint.pickling import pickled_by_fields
 from mlcost_lint.replay import margin_ns, names_above, path_stamp, too_recent
 
@@ -71,13 +77,21 @@ class WalkCache:
 
     def get(self, start: str, *how) -> FolderWalk | None:
         """The recorded walk of ``start`` with ``how`` (exclude, root, cwd,
-        respect_gitignore) when nothing it read has moved."""
+        respect_gitignore) when nothing it read has moved, or when what
+        moved is folders whose listings are as the walk saw them (recorded
+        again then, with their stamps now, when these are old enough)."""
         found = self.cache.get(self._key(start, *how))
         if not isinstance(found, RecordedWalk) or not isinstance(found.walk, FolderWalk):
             return None
+        moved = False
         for path, stamp in found.stamps:
-            if path_stamp(path) != stamp:
-                return None
+            now = path_stamp(path)
+            if now != stamp:
+                if not _same_listing(path, stamp, now, found.walk.listings):
+                    return None
+                moved = True
+        if moved:
+            self.put(found.walk, start, *how)
         return found.walk
 
     def put(self, walk: FolderWalk, start: str, exclude: list[str], root: "Path", cwd: "Path",
@@ -93,6 +107,25 @@ class WalkCache:
                 return
             stamps.append((path, stamp))
         self.cache.put(self._key(start, exclude, root, cwd, respect_gitignore), RecordedWalk(stamps, walk))
+
+
+def _same_listing(path: str, then: tuple, now: tuple, listings: dict[str, bytes]) -> bool:
+    """Whether ``path``, a folder the walk listed whose stamp moved from
+    ``then`` to ``now``, is the same folder (not a link, same device and
+    inode) and lists the same names with the same types: then the walk finds
+    what it found (a folder gives a walk only its listing; the files it
+    sniffed, the ignore files and the folders below have stamps of their
+    own). A file deleted and written again under its name moves its
+    folder's stamp: git checkout and pre-commit's stash of unstaged changes
+    do that to every changed file, an editor that saves by renaming a new
+    file over the old one too, and for 3 s (replay.margin_ns) no new walk is
+    recorded: every run walked the whole tree again (0.1 s on bench/'s 8,000
+    files)."""
+    recorded = listings.get(path)
+    if (recorded is None or len(then) != 6 or len(now) != 6 or not stat.S_ISDIR(then[0])
+            or not stat.S_ISDIR(now[0]) or then[1:3] != now[1:3]):
+        return False
+    return listing_digest(path) == recorded
 
 
 __all__ = ["RecordedWalk", "WalkCache", "WALK_PREFIX"]

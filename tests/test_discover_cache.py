@@ -155,8 +155,29 @@ def _git_above(root: Path) -> None:
     _touch(root.parent, ".gitignore", "p/configs/\n")
 
 
+def _replace_folder(root: Path) -> None:
+    # Another folder under the same name, listing the same names.
+    (root / "k8s/jobs").rename(root / "k8s/jobs-was")
+    _touch(root, "k8s/jobs/train.yaml", GPU_JOB)
+    _touch(root, "k8s/jobs/old/legacy.yaml")
+    (root / "k8s/jobs-was").rename(root.parent / "attic")     # out of the tree: no listing above changes
+
+
+def _file_becomes_link(root: Path) -> None:
+    job = root / "k8s/jobs/train.yaml"
+    job.unlink()
+    os.symlink(root / "configs" / "ds.json", job)
+
+
+def _file_becomes_fifo(root: Path) -> None:
+    job = root / "k8s/jobs/old/legacy.yaml"
+    job.unlink()
+    os.mkfifo(job)
+
+
 @pytest.mark.parametrize("change", [_change_gitignore, _ignore_below, _add_deep, _remove, _rename_folder,
-                                    _make_venv, _unsniff, _retarget_link, _git_above])
+                                    _make_venv, _unsniff, _retarget_link, _git_above, _replace_folder,
+                                    _file_becomes_link, _file_becomes_fifo])
 def test_a_change_to_anything_the_walk_read_walks_again(tmp_path, monkeypatch, counted, change):
     monkeypatch.setenv("_MLCOST_LINT_REPLAY_MARGIN_NS", "0")
     root = _tree(tmp_path / "p")
@@ -167,7 +188,48 @@ def test_a_change_to_anything_the_walk_read_walks_again(tmp_path, monkeypatch, c
     after = _discover(root, _walks(tmp_path))
     assert len(counted) == 2, "the record was used after the change"
     _same(after, _discover(root, None))
-    assert (after.files, after.skipped) != (before.files, before.skipped)
+    if change is not _replace_folder:     # another folder listing the same names: the same walk, walked again
+        assert (after.files, after.skipped) != (before.files, before.skipped)
+
+
+def _rewrite_in_place_of(root: Path) -> None:
+    # What git checkout (and pre-commit's stash of unstaged changes) does to a
+    # changed file: deleted, then written again under its name. Its folder's
+    # stamp moves; the folder lists the same names.
+    job = root / "k8s/jobs/train.yaml"
+    job.unlink()
+    job.write_text(GPU_JOB.replace("gpu: 8", "gpu: 4"))
+
+
+def _save_by_rename(root: Path) -> None:
+    # An editor's safe save: a new file renamed over the old one.
+    tmp = root / "k8s/jobs/.train.yaml.swp"
+    tmp.write_text(GPU_JOB.replace("gpu: 8", "gpu: 2"))
+    tmp.replace(root / "k8s/jobs/train.yaml")
+
+
+@pytest.mark.parametrize("change", [_rewrite_in_place_of, _save_by_rename])
+def test_a_folder_whose_names_are_the_same_keeps_its_walk(tmp_path, monkeypatch, counted, change):
+    """A folder's stamp moved, its listing did not: the recorded walk holds
+    (checked by listing that folder alone), and is recorded again with the
+    new stamp, so the next run lists nothing."""
+    monkeypatch.setenv("_MLCOST_LINT_REPLAY_MARGIN_NS", "0")
+    root = _tree(tmp_path / "p")
+    _settled()
+    _discover(root, _walks(tmp_path))
+    folder = os.stat(root / "k8s/jobs")
+    change(root)
+    assert os.stat(root / "k8s/jobs").st_mtime_ns != folder.st_mtime_ns
+    _settled()
+    listed = []
+    real = discover_mod.listing_digest
+    monkeypatch.setattr("mlcost_lint.discover_cache.listing_digest", lambda p: listed.append(p) or real(p))
+    after = _discover(root, _walks(tmp_path))
+    assert len(counted) == 1 and listed == [str(root / "k8s/jobs")]
+    _same(after, _discover(root, None))
+    listed.clear()
+    _same(_discover(root, _walks(tmp_path)), after)
+    assert len(counted) == 2 and listed == []       # the second walk above was the uncached one
 
 
 def test_a_walk_younger_than_the_margin_is_not_recorded(tmp_path, counted):
@@ -196,3 +258,25 @@ def test_a_file_added_after_a_recorded_run_is_linted(tmp_path):
     assert {f["path"] for f in cached["findings"]} - {f["path"] for f in first["findings"]} \
         == {"k8s/jobs/old/second.yaml"}
     assert cached == run("--no-cache")
+
+
+def test_a_file_deleted_and_written_again_is_linted_as_it_is_now(tmp_path):
+    # Through the CLI, as pre-commit runs it after stashing unstaged changes:
+    # the job is deleted and written again with 4 GPUs; the walk is kept (its
+    # folder lists the same names) and the findings are those of the new job.
+    root = _tree(tmp_path / "p")
+    env = {**os.environ, "_MLCOST_LINT_REPLAY_MARGIN_NS": "0"}
+    _settled()
+
+    def run(*extra: str) -> dict:
+        out = subprocess.run([sys.executable, "-m", "mlcost_lint", "k8s/jobs/train.yaml", "--format", "json",
+                              "--exit-zero", *extra], cwd=root, env=env, capture_output=True, text=True, check=True)
+        return json.loads(out.stdout)
+
+    first = run("--cache-dir", str(tmp_path / "c"))
+    _rewrite_in_place_of(root)
+    _settled()
+    cached = run("--cache-dir", str(tmp_path / "c"))
+    assert cached == run("--no-cache") != first
+    assert any(f["code"] == "MLC204" and "holds 4 GPUs" in f["message"] for f in cached["findings"])
+    assert any(f["code"] == "MLC204" and "holds 8 GPUs" in f["message"] for f in first["findings"])
