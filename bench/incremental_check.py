@@ -15,7 +15,9 @@ first linted alone with the project as context, as the pre-commit hook
 does (a sliced run that updates the index). With ``--add``, each round also
 adds a copy of a .yaml/.yml file beside it (a new manifest or config with
 the original's names; the hook, with ``--hooks``, is run on it too); with
-``--remove``, it removes one. Every file is restored, and every added one
+``--remove``, it removes one. With ``--rewrite``, each change is written as
+git checkout writes a file (deleted, then written again: its folder's
+stamp moves, its listing does not; discover_cache). Every file is restored, and every added one
 removed, at the end. It
 reports every difference and how many cached runs were incremental (the
 run says so on stderr when _MLCOST_LINT_TRACE_INCREMENTAL is set); exit 1
@@ -59,7 +61,13 @@ def lint(tree: Path, cache: Path | None) -> tuple[str, float, bool]:
     return proc.stdout, took, incremental
 
 
-def mutate(path: Path, rng: random.Random, i: int) -> None:
+def _write(path: Path, text: str, rewrite: bool) -> None:
+    if rewrite:     # as git checkout writes a file: deleted, then written again (its folder's stamp moves)
+        path.unlink()
+    path.write_text(text)
+
+
+def mutate(path: Path, rng: random.Random, i: int, rewrite: bool = False) -> None:
     data = path.read_bytes()
     try:
         text = data.decode()
@@ -74,7 +82,7 @@ def mutate(path: Path, rng: random.Random, i: int) -> None:
             return
         filled = [n for n, line in enumerate(lines) if line.strip()]
         if how < 0.35 or not filled:
-            path.write_text(text + f"\n# incremental check {i}\n")
+            _write(path, text + f"\n# incremental check {i}\n", rewrite)
             return
         # at the end of a line: a comment (a .tf file's tree stays as it was) or a suppression
         n = rng.choice(filled)
@@ -85,7 +93,7 @@ def mutate(path: Path, rng: random.Random, i: int) -> None:
         lines[n] = line[:col] + str(rng.choice([d for d in "0123456789" if d != line[col]])) + line[col + 1:]
     else:
         lines.insert(rng.randrange(len(lines) + 1), "{ [ unbalanced")
-    path.write_text("\n".join(lines))
+    _write(path, "\n".join(lines), rewrite)
 
 
 def hook(tree: Path, cache: Path, path: Path) -> None:
@@ -95,7 +103,7 @@ def hook(tree: Path, cache: Path, path: Path) -> None:
 
 
 def check(tree: Path, rounds: int, per_round: int, rng: random.Random, hooks: bool = False,
-          add: bool = False, remove: bool = False) -> tuple[int, int, int]:
+          add: bool = False, remove: bool = False, rewrite: bool = False) -> tuple[int, int, int]:
     files = sorted(p for p in tree.rglob("*") if p.is_file() and p.suffix in SUFFIXES and ".git" not in p.parts
                    and not p.is_symlink())
     originals = {p: p.read_bytes() for p in files}
@@ -122,7 +130,7 @@ def check(tree: Path, rounds: int, per_round: int, rng: random.Random, hooks: bo
             for p in changed:
                 if not p.exists():
                     continue
-                mutate(p, rng, r)
+                mutate(p, rng, r, rewrite)
                 if hooks:
                     hook(tree, cache, p)
             if hooks and added and added[-1].name.endswith(f"-added{r}{added[-1].suffix}"):
@@ -175,12 +183,15 @@ def main() -> int:
                     help="each round, also add a copy of a .yaml/.yml file beside it (removed at the end)")
     ap.add_argument("--remove", action="store_true",
                     help="each round, also remove a .yaml/.yml file (restored at the end)")
+    ap.add_argument("--rewrite", action="store_true",
+                    help="write each change as git checkout does: the file deleted, then written again")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     total = bad = incremental = 0
     for tree in args.trees:
         print(f"{tree}", flush=True)
-        n, d, i = check(tree.resolve(), args.rounds, args.files, rng, args.hooks, args.add, args.remove)
+        n, d, i = check(tree.resolve(), args.rounds, args.files, rng, args.hooks, args.add, args.remove,
+                        args.rewrite)
         total += n
         bad += d
         incremental += i
