@@ -19,7 +19,9 @@ pre-commit's stash, an editor's save by rename): that folder alone is
 listed again and compared with what the walk saw (``FolderWalk.listings``).
 A walk with a stamp younger than replay.margin_ns() (3 s) before it began is
 not recorded (a second write in the same clock tick would keep the stamp):
-the next run walks again.
+the next run walks again; unless that stamp is a folder's the walk listed,
+which is then checked by its listing on every run (``RecordedWalk.racy``)
+until the walk is recorded again with the stamp old enough.
 
 Entries are the parse cache's, keyed by the tool version, the working
 folder, the folder given and the settings discovery reads (exclude
@@ -55,6 +57,9 @@ _ABOVE_NAMES = (".git", ".gitignore", ".git/info/exclude")
 class RecordedWalk:
     stamps: list[tuple[str, tuple]]     # path -> replay.path_stamp when the walk was recorded
     walk: FolderWalk
+    # Folders whose stamps were too recent to trust when the walk was
+    # recorded: their listings are checked instead, on every run.
+    racy: tuple[str, ...] = ()
 
 
 class WalkCache:
@@ -83,14 +88,16 @@ class WalkCache:
         found = self.cache.get(self._key(start, *how))
         if not isinstance(found, RecordedWalk) or not isinstance(found.walk, FolderWalk):
             return None
-        moved = False
+        racy = set(found.racy)
+        again = False   # recorded again: a stamp moved, or a racy one is old enough now
+        before = self._began_ns - margin_ns()
         for path, stamp in found.stamps:
             now = path_stamp(path)
-            if now != stamp:
+            if now != stamp or path in racy:
                 if not _same_listing(path, stamp, now, found.walk.listings):
                     return None
-                moved = True
-        if moved:
+                again = again or now != stamp or not too_recent(now, before, time.time_ns())
+        if again:
             self.put(found.walk, start, *how)
         return found.walk
 
@@ -100,13 +107,18 @@ class WalkCache:
         # What discovery looks for above the walked folder and the working
         # folder: a .git (gitignore.git_root) and the ignore files.
         above = names_above([start, os.fspath(cwd)], _ABOVE_NAMES)
-        stamps = []
+        stamps, racy = [], []
         for path in dict.fromkeys([*walk.watched, *walk.links, *above]):
             stamp = path_stamp(path)
             if too_recent(stamp, before, now):
-                return
+                # a folder the walk listed is checked by its listing instead (the
+                # first hooks after a pull or a checkout); anything else: not recorded
+                if path not in walk.listings or len(stamp) != 6 or not stat.S_ISDIR(stamp[0]):
+                    return
+                racy.append(path)
             stamps.append((path, stamp))
-        self.cache.put(self._key(start, exclude, root, cwd, respect_gitignore), RecordedWalk(stamps, walk))
+        self.cache.put(self._key(start, exclude, root, cwd, respect_gitignore),
+                       RecordedWalk(stamps, walk, tuple(racy)))
 
 
 def _same_listing(path: str, then: tuple, now: tuple, listings: dict[str, bytes]) -> bool:

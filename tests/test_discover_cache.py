@@ -1,6 +1,6 @@
 """Folder walks kept between runs (mlcost_lint.discover_cache): a recorded
-walk is used only while nothing it read has moved, and then gives exactly
-what walking gives."""
+walk is used only while nothing it read has moved (a folder that lists what
+the walk saw aside), and then gives exactly what walking gives."""
 
 from __future__ import annotations
 
@@ -230,6 +230,36 @@ def test_a_folder_whose_names_are_the_same_keeps_its_walk(tmp_path, monkeypatch,
     listed.clear()
     _same(_discover(root, _walks(tmp_path)), after)
     assert len(counted) == 2 and listed == []       # the second walk above was the uncached one
+
+
+def test_a_folder_changed_within_the_margin_is_checked_by_its_listing(tmp_path, monkeypatch, counted):
+    """The first runs after a pull: a folder changed less than the margin
+    before the run, so its stamp cannot be trusted yet. The walk is recorded
+    with that folder checked by its listing on every run: the next run walks
+    nothing, a file added there walks again, and once the stamp is old enough
+    the walk is recorded again without the check."""
+    monkeypatch.setenv("_MLCOST_LINT_REPLAY_MARGIN_NS", str(400_000_000))
+    root = _tree(tmp_path / "p")
+    time.sleep(0.45)
+    _discover(root, _walks(tmp_path))                       # walk 1, recorded: every stamp is old
+    _touch(root, "k8s/jobs/pulled.yaml", GPU_JOB)
+    pulled = _discover(root, _walks(tmp_path))              # walk 2: the listing changed
+    listed = []
+    real = discover_mod.listing_digest
+    monkeypatch.setattr("mlcost_lint.discover_cache.listing_digest", lambda p: listed.append(p) or real(p))
+    again = _discover(root, _walks(tmp_path))               # the record, k8s/jobs checked by its listing
+    assert len(counted) == 2 and listed == [str(root / "k8s/jobs")]
+    _same(again, pulled)
+    assert "p/k8s/jobs/pulled.yaml" in {sf.display for sf in again.files}
+    time.sleep(0.45)
+    listed.clear()
+    _same(_discover(root, _walks(tmp_path)), pulled)        # old enough now: recorded again without the check
+    _same(_discover(root, _walks(tmp_path)), pulled)
+    assert len(counted) == 2 and listed == [str(root / "k8s/jobs")]
+    _touch(root, "k8s/jobs/second.yaml", GPU_JOB)
+    time.sleep(0.45)
+    assert "p/k8s/jobs/second.yaml" in {sf.display for sf in _discover(root, _walks(tmp_path)).files}
+    assert len(counted) == 3
 
 
 def test_a_walk_younger_than_the_margin_is_not_recorded(tmp_path, counted):
