@@ -275,11 +275,12 @@ def bench_scale(files: int, args: argparse.Namespace, include_checkov: bool, cop
 
     small = sorted(repo.glob("**/configs/*/*/accelerate.yaml"))
     if small and job is not None:
-        # add1/remove1 just made and removed files: discovery does not keep a
-        # walk that saw a folder changed less than 3 s before the run began
-        # (replay.margin_ns; discover_cache), so hooks run within 3 s walk the
-        # whole tree again (+0.1 s on 8,000 files). Waited out, so the hook
-        # rows measure one changed file, as they did before add1/remove1.
+        # add1/remove1 just made and removed files: the first run after them
+        # walks the whole tree again (+0.1 s on 8,000 files), and until
+        # session 36 every run within 3 s of a folder change did (a walk was
+        # not recorded while a stamp was younger than replay.margin_ns;
+        # discover_cache). Waited out, so the hook rows measure one changed
+        # file, as they did before add1/remove1.
         time.sleep(3.5)
     if small:   # the generated shape; a --tree may have no such file
         small = small[0].relative_to(repo)
