@@ -113,7 +113,7 @@ class WalkCache:
             if too_recent(stamp, before, now):
                 # a folder the walk listed is checked by its listing instead (the
                 # first hooks after a pull or a checkout); anything else: not recorded
-                if path not in walk.listings or len(stamp) != 6 or not stat.S_ISDIR(stamp[0]):
+                if path not in walk.listings or not _is_folder(stamp):
                     return
                 racy.append(path)
             stamps.append((path, stamp))
@@ -134,10 +134,14 @@ def _same_listing(path: str, then: tuple, now: tuple, listings: dict[str, bytes]
     recorded: every run walked the whole tree again (0.1 s on bench/'s 8,000
     files)."""
     recorded = listings.get(path)
-    if (recorded is None or len(then) != 6 or len(now) != 6 or not stat.S_ISDIR(then[0])
-            or not stat.S_ISDIR(now[0]) or then[1:3] != now[1:3]):
+    if recorded is None or not _is_folder(then) or not _is_folder(now) or then[1:3] != now[1:3]:
         return False
     return listing_digest(path) == recorded
+
+
+def _is_folder(stamp: tuple) -> bool:
+    """A replay.path_stamp of a folder itself (not absent, unaskable or a link)."""
+    return len(stamp) == 6 and stat.S_ISDIR(stamp[0])
 
 
 __all__ = ["RecordedWalk", "WalkCache", "WALK_PREFIX"]

@@ -308,7 +308,7 @@ class _SlicePlan:
         plan.same, plan.changed = sorted(same), [p for p in plan.changed if p not in same]
         plan.slice = project_slice.select(plan.index, keys, {p: parsed[p] for p in reporting},
                                           {p: parsed[p] for p in others if p not in same}, same)
-        plan.removed = project_slice.removed_since(plan.index, keys)
+        plan.removed = list(plan.slice.removed) if plan.slice is not None else []
         if plan.slice is not None and not var_inputs:   # --var-file values are evaluated with the files
             # changed .tf files stand for Terraform by their meaning (ParsedFile.meaning): comments
             # edited, or a content restored, find the summary kept of it
@@ -352,7 +352,7 @@ class _SlicePlan:
         # may read any Terraform resource (a budget, a provider), and Terraform is then read whole. The files
         # sliced hooks marked since the last whole run are recomputed as the changed ones are.
         joined = project_slice.closure(index, [*plan.joined, *last_run.dirty, *(everywhere if moved else ())])
-        plan = project_slice.Slice(plan.files | joined, joined)
+        plan = project_slice.Slice(plan.files | joined, joined, plan.removed)
         if not project_slice.small(index, plan.files):
             return
         outcome = incremental.outcome(self.cache, last_run)     # loaded last: the largest entry
@@ -373,7 +373,7 @@ class _SlicePlan:
         self.slice, self.changed, self.report = plan, sorted(others), frozenset(report)
         self.terraform_changed, self.terraform_moved = terraform_changed, moved
         self.last_run, self.last = last_run, outcome
-        self.same, self.removed = sorted(same), project_slice.removed_since(index, self.keys)
+        self.same, self.removed = sorted(same), list(plan.removed)
         self.reread = {**(reread if self.summary is not None else {}),
                        **{p: run_cache.light(parsed[p]) for p in same}}
 
