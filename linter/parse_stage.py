@@ -12,7 +12,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from mlcost_lint.config import Settings
 from mlcost_lint.discover import STDIN_DISPLAY, SourceFile
@@ -230,6 +230,8 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
         if feed is not None:
             from concurrent.futures import as_completed
 
+            if feed.while_parsing is not None:
+                feed.while_parsing()
             chunk_of = {future: chunk for chunk, future in futures}
             for future in as_completed(chunk_of):
                 for task, payload in zip(chunk_of[future], future.result()):
@@ -341,10 +343,12 @@ class _ModelFeed:
     workers parse the rest: cold on the real corpus (2,366 files, 2 CPUs),
     the model stage had run alone on one CPU after the parse."""
 
-    def __init__(self, builder: "ProjectBuilder", kinds: list[FileKind], results: dict[int, ParsedFile]):
+    def __init__(self, builder: "ProjectBuilder", kinds: list[FileKind], results: dict[int, ParsedFile],
+                 while_parsing: "Callable[[], None] | None" = None):
         from mlcost_lint.model.build import TERRAFORM_CANDIDATES
 
         self._builder = builder
+        self.while_parsing = while_parsing
         self._candidates = TERRAFORM_CANDIDATES
         self._results = results
         self._size = len(kinds)
@@ -388,11 +392,14 @@ class _ModelFeed:
 
 def _parse_inputs(inputs: list[_Input], settings: Settings, options: LintOptions,
                   cache: ParseCache | None, trees: "HclTrees | None" = None,
-                  builder: "ProjectBuilder | None" = None) -> list[ParsedFile]:
+                  builder: "ProjectBuilder | None" = None,
+                  while_parsing: "Callable[[], None] | None" = None) -> list[ParsedFile]:
     """``trees``: where a cached .tf file's tree is loaded from when a root
     module needs it (cache_trees.py); without it, trees are loaded now.
     ``builder``: given every parsed file (ProjectBuilder.terraform and
-    .add), while the rest are parsed when there are parse workers."""
+    .add), while the rest are parsed when there are parse workers.
+    ``while_parsing`` (with ``builder``): called once the workers have
+    their work, before the first result is taken (later_stages.py)."""
     with gc_paused():
         results: dict[int, ParsedFile] = {}
         todo: list[_ParseTask] = []
@@ -430,7 +437,8 @@ def _parse_inputs(inputs: list[_Input], settings: Settings, options: LintOptions
                     continue
             todo.append(_ParseTask(i, item.data, item.source.display, item.kind, item.key))
         jobs = parse_jobs(options)
-        feed = _ModelFeed(builder, [item.kind for item in inputs], results) if builder is not None else None
+        feed = _ModelFeed(builder, [item.kind for item in inputs], results, while_parsing) \
+            if builder is not None else None
         results.update(_parse_many(todo, jobs, settings.max_nesting_depth, cache, feed))
         if feed is not None:
             feed.all_landed()   # what arrived at once (cache hits, one process)

@@ -121,6 +121,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
         """Model, link and rules over ``read`` (the model is built as files are parsed: _ModelFeed);
         ``report``: the files whose findings are kept (None: every file)."""
         from mlcost_lint.cache_trees import HclTrees
+        from mlcost_lint.later_stages import load_later_stages
         from mlcost_lint.model.build import ProjectBuilder
 
         trees = HclTrees(cache, settings.max_nesting_depth) if cache is not None else None
@@ -132,7 +133,8 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
             hcl_trees=trees, jobs=parse_jobs(options))
         builder.project.absent = absent
         builder.terraform_summary = terraform
-        parsed = _parse_inputs(read, settings, options, cache, trees, builder)
+        parsed = _parse_inputs(read, settings, options, cache, trees, builder,
+                               while_parsing=lambda: load_later_stages(settings))
         # Discovery problems (unreadable folders, missing paths) are reported like parse errors.
         if found.errors:
             holder = ParsedFile(path="", kind=FileKind.YAML, errors=list(found.errors))

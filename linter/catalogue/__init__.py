@@ -146,6 +146,11 @@ class _Tables:
     gcp_source: str
 
 
+def gpu_catalogue_tables() -> None:
+    """Load the shipped tables now (later_stages.py): they load on first use otherwise."""
+    _tables()
+
+
 @cache
 def _tables() -> _Tables:
     model_data = _load_yaml("gpu_models.yaml")

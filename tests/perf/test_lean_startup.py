@@ -169,3 +169,51 @@ def test_forked_parse_workers_import_no_parser_of_their_own(tmp_path: Path):
     imported = log.read_text().split() if log.exists() else []
     ours = [m for m in imported if m.startswith(("mlcost_lint", "yaml", "encodings"))]
     assert ours == [], ours
+
+
+_LATER_STAGES_PROBE = """
+import os, sys
+from pathlib import Path
+import mlcost_lint.parse_stage as parse_stage
+# the demo is small: the parse workers start for any amount of work
+parse_stage._PARALLEL_MIN_FILES = parse_stage._PARALLEL_MIN_BYTES = 1
+from mlcost_lint import later_stages
+from mlcost_lint.config import load_settings
+from mlcost_lint.pipeline import LintOptions, lint
+
+state = {"loaded": 0, "after": []}
+load = later_stages.load_later_stages
+def loaded(settings):
+    load(settings)
+    state["loaded"] += 1
+later_stages.load_later_stages = loaded
+def audit(event, args):
+    if event == "import" and state["loaded"] and os.getpid() == parent:
+        state["after"].append(args[0])
+parent = os.getpid()
+sys.addaudithook(audit)
+settings = load_settings(None, Path("."))
+result = lint(["."], settings, LintOptions(use_cache=False, jobs=2))
+assert state["loaded"] == 1, state["loaded"]
+ours = sorted({m for m in state["after"] if m.startswith(("mlcost_lint", "rules", "regex"))})
+assert ours == [], ours
+one_process = lint(["."], settings, LintOptions(use_cache=False, jobs=1))
+assert state["loaded"] == 1, "loaded ahead with no parse worker to wait for"
+assert len(result.findings) == len(one_process.findings) > 0
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="parse workers are forked only where fork exists")
+def test_later_stages_are_loaded_while_the_workers_parse():
+    """A run with parse workers loads what the stages after parsing import
+    (later_stages.py) while the workers parse, once: over the demo, which has
+    every kind of input and finding, no module of ours is imported after
+    that. A stage that starts importing something new fails here until the
+    table names it. A run without workers does not load them ahead."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork start method here")
+    r = subprocess.run([sys.executable, "-c", _LATER_STAGES_PROBE], cwd=ROOT / "fixtures" / "demo",
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
