@@ -98,7 +98,8 @@ def _read(sf: SourceFile, max_bytes: int, options: LintOptions) -> tuple[bytes |
         return None, sf.kind, pf
 
 
-def _parse_file(data: bytes, display: str, kind: FileKind, max_depth: int, cached: bool) -> ParsedFile:
+def _parse_file(data: bytes, display: str, kind: FileKind, max_depth: int, cached: bool,
+                models: bool = True) -> ParsedFile:
     """Parse one file; when the result is ``cached``, also read what the
     file adds to the model on its own (model.build.read_file_model), so that
     the runs that find it in the cache do not read it again. Without a cache
@@ -107,25 +108,37 @@ def _parse_file(data: bytes, display: str, kind: FileKind, max_depth: int, cache
     real corpus, 5 interleaved runs, reading it in the workers was 0.1-0.5 s
     slower). A cached result other than Terraform gets its meaning here
     (cache_trees.document_meaning; a .tf file's is taken where its tree is
-    pickled): a run with no cache has no index to compare it with."""
+    pickled): a run with no cache has no index to compare it with.
+    ``models`` False: a file parsed to learn its meaning only
+    (pipeline._SlicePlan._incremental) is cached without its model, which
+    the run that models it reads then (ProjectBuilder.add)."""
     from mlcost_lint.cache_trees import document_meaning
-    from mlcost_lint.model.build import read_file_model
 
     parsed = parse_bytes(data, display, kind, max_depth=max_depth)
     if not cached:
         return parsed
     parsed.meaning = document_meaning(parsed)
-    errors = len(parsed.errors)
-    try:
-        read_file_model(parsed)
-    except RecursionError:     # outside the readers' guard: left to ProjectBuilder.add, as before
-        del parsed.errors[errors:]
-        parsed.model = None
+    if models:
+        read_model(parsed)
     return parsed
 
 
+def read_model(parsed: ParsedFile) -> None:
+    """Read ``parsed``'s model (model.build.read_file_model) and keep it as
+    ``parsed.model``; None when a reader recursed too deep (outside the
+    readers' guard: left to ProjectBuilder.add, as before)."""
+    from mlcost_lint.model.build import read_file_model
+
+    errors = len(parsed.errors)
+    try:
+        read_file_model(parsed)
+    except RecursionError:
+        del parsed.errors[errors:]
+        parsed.model = None
+
+
 def _parse_chunk(tasks: list[tuple[bytes, str, FileKind, str | None]], max_depth: int,
-                 writer: CacheWriter | None) -> list[tuple[bytes, bytes | None] | None]:
+                 writer: CacheWriter | None, models: bool = True) -> list[tuple[bytes, bytes | None] | None]:
     """Worker side: parse, pickle once, write the cache entries here (so the
     parent neither pickles nor writes), return the pickles (a .tf file's
     tree apart: cache_trees.py). A result too deep to pickle (``1 + 1 + ...``
@@ -137,7 +150,7 @@ def _parse_chunk(tasks: list[tuple[bytes, str, FileKind, str | None]], max_depth
     out: list[tuple[bytes, bytes | None] | None] = []
     for data, display, kind, key in tasks:
         try:
-            payloads = cache_trees.payloads(_parse_file(data, display, kind, max_depth, writer is not None))
+            payloads = cache_trees.payloads(_parse_file(data, display, kind, max_depth, writer is not None, models))
         except RecursionError:
             out.append(None)
             continue
@@ -178,8 +191,8 @@ def _ordered_chunks(tasks: list[_ParseTask], n: int) -> list[list[_ParseTask]]:
     return chunks
 
 
-def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
-                cache: ParseCache | None = None, feed: "_ModelFeed | None" = None) -> dict[int, ParsedFile]:
+def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int, cache: ParseCache | None = None,
+                feed: "_ModelFeed | None" = None, models: bool = True) -> dict[int, ParsedFile]:
     """Parse ``tasks``, in worker processes when there is enough work.
     With ``feed``, each result is handed to it as it arrives, and the
     parent builds the model of what has arrived while the workers parse
@@ -187,7 +200,7 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
     from mlcost_lint import cache_trees
 
     def parse_here(t: _ParseTask) -> ParsedFile:
-        parsed = _parse_file(t.data or b"", t.display, t.kind, max_depth, cache is not None)
+        parsed = _parse_file(t.data or b"", t.display, t.kind, max_depth, cache is not None, models)
         if cache is not None and t.cache_key is not None:
             cache_trees.store(cache, t.cache_key, parsed)
         return parsed
@@ -225,7 +238,7 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int,
     with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)),
                              mp_context=multiprocessing.get_context(method)) as pool:
         futures = [(chunk, pool.submit(_parse_chunk, [(t.data or b"", t.display, t.kind, t.cache_key)
-                                                      for t in chunk], max_depth, writer))
+                                                      for t in chunk], max_depth, writer, models))
                    for chunk in chunks]
         if feed is not None:
             from concurrent.futures import as_completed
@@ -393,13 +406,15 @@ class _ModelFeed:
 def _parse_inputs(inputs: list[_Input], settings: Settings, options: LintOptions,
                   cache: ParseCache | None, trees: "HclTrees | None" = None,
                   builder: "ProjectBuilder | None" = None,
-                  while_parsing: "Callable[[], None] | None" = None) -> list[ParsedFile]:
+                  while_parsing: "Callable[[], None] | None" = None, models: bool = True) -> list[ParsedFile]:
     """``trees``: where a cached .tf file's tree is loaded from when a root
     module needs it (cache_trees.py); without it, trees are loaded now.
     ``builder``: given every parsed file (ProjectBuilder.terraform and
     .add), while the rest are parsed when there are parse workers.
     ``while_parsing`` (with ``builder``): called once the workers have
-    their work, before the first result is taken (later_stages.py)."""
+    their work, before the first result is taken (later_stages.py).
+    ``models`` False: the files parsed now are cached without their model
+    (_parse_file); a file taken from the cache keeps the one it has."""
     with gc_paused():
         results: dict[int, ParsedFile] = {}
         todo: list[_ParseTask] = []
@@ -439,7 +454,7 @@ def _parse_inputs(inputs: list[_Input], settings: Settings, options: LintOptions
         jobs = parse_jobs(options)
         feed = _ModelFeed(builder, [item.kind for item in inputs], results, while_parsing) \
             if builder is not None else None
-        results.update(_parse_many(todo, jobs, settings.max_nesting_depth, cache, feed))
+        results.update(_parse_many(todo, jobs, settings.max_nesting_depth, cache, feed, models))
         if feed is not None:
             feed.all_landed()   # what arrived at once (cache hits, one process)
     return [results[i] for i in range(len(inputs))]

@@ -15,7 +15,7 @@ from mlcost_lint.engine import RuleFailure, run_rules, selected_rules
 from mlcost_lint.model.project import Project
 from mlcost_lint.parse.document import FileKind, ParsedFile
 from mlcost_lint.gc_pause import gc_paused
-from mlcost_lint.parse_stage import _open_cache, _parse_inputs, _read_all, parse_jobs
+from mlcost_lint.parse_stage import _open_cache, _parse_inputs, _read_all, parse_jobs, read_model
 from mlcost_lint.rule import Finding
 from mlcost_lint.suppress import SuppressionResult, apply_suppressions
 
@@ -324,7 +324,7 @@ class _SlicePlan:
 
     def _incremental(self, settings: Settings, options: LintOptions, inputs: list[_Input]) -> None:
         """Plan an incremental whole run (mlcost_lint.incremental) when the last one allows it."""
-        from mlcost_lint import incremental, project_slice, run_cache
+        from mlcost_lint import cache_trees, incremental, project_slice, run_cache
 
         index = self.index
         last_run = incremental.load(self.cache, self.key, index)
@@ -334,10 +334,18 @@ class _SlicePlan:
         terraform_changed = [p for p in changed if index.files[p].terraform]
         # files changed, and files added (project_slice.may_be_added), read with their links
         others = {p for p in changed if not index.files[p].terraform} | set(project_slice.added_since(index, self.keys))
+        # parsed for their meaning; the model only of those whose meaning changed (select reads it),
+        # cached with it for the slice read next
         parsed = {pf.path: pf for pf in _parse_inputs([i for i in inputs if i.source.display in others],
-                                                      settings, options, self.cache)}
+                                                      settings, options, self.cache, models=False)}
         same = project_slice.same_meaning(index, parsed)
         others -= same
+        for path in sorted(others):
+            pf = parsed[path]
+            if pf.model is None and self.keys.get(path) is not None:
+                read_model(pf)
+                if pf.model is not None:
+                    cache_trees.store(self.cache, self.keys[path], pf)
         plan = project_slice.select(index, self.keys, {}, {p: pf for p, pf in parsed.items() if p not in same}, same)
         if plan is None:
             return

@@ -283,6 +283,36 @@ def test_a_file_whose_comments_changed_is_rekeyed_in_the_index(tmp_path, monkeyp
     assert reads[0] == ["configs/lora.yml"]     # the files changed since the index, compared first
 
 
+def test_files_whose_comments_changed_are_parsed_for_their_meaning_only(tmp_path, monkeypatch):
+    # Their model is the one the last run read: it is not read again (the
+    # run that models the file later reads it, from the entry cached without
+    # it). A file whose meaning changed has its model read, once, for the slice.
+    from mlcost_lint.model import build
+
+    root, cache = _demo(tmp_path)
+    read: list[str] = []
+    real = build.read_file_model
+    monkeypatch.setattr(build, "read_file_model", lambda pf: read.append(pf.path) or real(pf))
+    def cached_run() -> list[str]:
+        read.clear()
+        cached = _lint(root, cache)
+        reads = list(read)
+        assert _incremental(cached) and _outcome(cached) == _outcome(_lint(root, None))
+        return reads
+
+    _append(root / "sky" / "sft-spot.yaml", "# reviewed")
+    _append(root / "configs" / "lora.yml", "# reviewed")
+    assert cached_run() == []
+    assert _change_a_value(root / "configs" / "lora.yml")
+    assert cached_run() == ["configs/lora.yml"]
+    # a hook on the file cached without its model reports what a whole run does
+    _append(root / "sky" / "sft-spot.yaml", "# a hook")
+    hooked = _lint(root, cache, report_paths=frozenset({"sky/sft-spot.yaml"}))
+    whole = _lint(root, None)
+    assert [(f.code, f.location.line, f.message) for f in hooked.findings] == \
+        [(f.code, f.location.line, f.message) for f in whole.findings if f.location.path == "sky/sft-spot.yaml"] != []
+
+
 def test_a_hook_after_a_comment_in_a_file_that_shapes_others_reads_a_slice(tmp_path):
     root, cache = _demo(tmp_path)
     _append(root / "infra" / "pcluster-config.yaml", "# reviewed")
