@@ -122,7 +122,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
     located in those files."""
     from mlcost_lint.baseline import BaselineError
     from mlcost_lint.config import ConfigError
-    from mlcost_lint.engine import selected_rules, selection_notices
+    from mlcost_lint.engine import selected_rule_info, selection_notices
     from mlcost_lint.pipeline import LintOptions
 
     targets = list(paths) or ["."]
@@ -166,7 +166,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
                               reuse_run=not (verbose or apply_fix or show_diff))
         scope = _scope(targets, settings, project_root, no_project_context, options)
         run = _run(scope, settings, options, baseline)
-        rules = selected_rules(settings)
+        rules = selected_rule_info(settings)
 
         if write_baseline_file:
             from mlcost_lint import baseline as baseline_mod
@@ -195,7 +195,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
         if verbose:
             cli_output.verbose(run.result, scope.report_paths)
         if fmt not in ("text", "full"):
-            cli_output.emit(run, selected_rules(settings), fmt, output, statistics, frozenset(), [], [],
+            cli_output.emit(run, selected_rule_info(settings), fmt, output, statistics, frozenset(), [], [],
                             color=False, quiet=True, fail=_fail)
         sys.exit(0)
     errors = [ToolError(f.code, f.error, f.path) for f in run.result.rule_failures]
@@ -381,7 +381,7 @@ def _in_scope(finding: Any, report: set[str]) -> bool:
 
 
 def _run(scope: _Scope, settings: Any, options: Any, baseline: Any) -> _Run:
-    from mlcost_lint.engine import selected_rules
+    from mlcost_lint.engine import selected_rule_info
     from mlcost_lint.pipeline import lint
     from mlcost_lint.suppress import finish_unused
 
@@ -391,7 +391,7 @@ def _run(scope: _Scope, settings: Any, options: Any, baseline: Any) -> _Run:
         options = replace(options, report_paths=frozenset(scope.report_paths))
     result = lint(scope.lint_paths, settings, options)
     by_path = {pf.path: pf for pf in result.files}
-    findings = finish_unused(result.suppression, by_path, selected_rules(settings), settings.per_file_ignores,
+    findings = finish_unused(result.suppression, by_path, selected_rule_info(settings), settings.per_file_ignores,
                              settings.root, scope.report_paths)
     if scope.report_paths is not None:
         findings = [f for f in findings if _in_scope(f, scope.report_paths)]
@@ -406,7 +406,7 @@ def _run(scope: _Scope, settings: Any, options: Any, baseline: Any) -> _Run:
             {pf.path for pf in result.files if pf.path}
         match = baseline_mod.apply(findings, baseline,
                                    judged_paths=baseline_mod.relative_paths(linted, baseline),
-                                   judged_codes={r.code for r in selected_rules(settings)})
+                                   judged_codes={r.code for r in selected_rule_info(settings)})
         run.findings, run.stale = match.new, match.stale
     return run
 
@@ -466,9 +466,9 @@ def _price_report(settings: Any) -> tuple[list[str], dict[str, object]]:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules_command(fmt: str) -> None:
     """List the rule catalogue."""
-    from mlcost_lint.engine import all_rules
+    from mlcost_lint.registry import rule_index
 
-    rules = all_rules()
+    rules = rule_index()
     if fmt == "json":
         import json
 

@@ -2,7 +2,9 @@
 
 Rules are discovered by walking ``mlcost_lint.rules``: any :class:`Rule`
 subclass defined in a module there with a ``code`` is registered. There is
-no hand-kept list, and the engine never special-cases a rule.
+no hand-kept list, and the engine never special-cases a rule. Choosing
+rules reads what they declare from the registry (mlcost_lint.registry, a
+table generated from them), so that a run imports only the rules it runs.
 """
 
 from __future__ import annotations
@@ -13,10 +15,14 @@ import pkgutil
 import re
 import traceback
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mlcost_lint.config import ConfigError, Settings
 from mlcost_lint.model.project import Project
 from mlcost_lint.rule import Finding, Reports, Rule
+
+if TYPE_CHECKING:
+    from mlcost_lint.registry import RuleInfo
 
 
 @functools.cache
@@ -57,8 +63,10 @@ def matches(selector: str, rule: type[Rule]) -> bool:
 
 
 def check_selectors(selectors: list[str], origin: str) -> None:
+    from mlcost_lint.registry import rule_index
+
     for s in selectors:
-        if not any(matches(s, r) for r in all_rules()):
+        if not any(matches(s, r) for r in rule_index()):
             raise ConfigError(f"{origin}: unknown rule code or name '{s}'")
 
 
@@ -72,10 +80,18 @@ def _explicitly_selected(rule: type[Rule], settings: Settings) -> bool:
 
 
 def selected_rules(settings: Settings) -> list[type[Rule]]:
+    """The classes of the rules :func:`selected_rule_info` chooses (their modules imported now)."""
+    return [info.load() for info in selected_rule_info(settings)]
+
+
+def selected_rule_info(settings: Settings) -> "list[RuleInfo]":
     """As in ruff: ``select`` replaces the default set, ``extend-select``
     adds to it, ``ignore`` removes from the result. Selecting an opt-in rule
-    (by code, prefix or name) turns it on."""
-    rules = all_rules()
+    (by code, prefix or name) turns it on. What the rules declare, from the
+    registry: no rule is imported."""
+    from mlcost_lint.registry import rule_index
+
+    rules = rule_index()
     if settings.select:
         chosen = [r for r in rules if any(matches(s, r) for s in settings.select)]
     else:
@@ -87,17 +103,20 @@ def selected_rules(settings: Settings) -> list[type[Rule]]:
     return chosen
 
 
-def selection_notices(settings: Settings, running: list[type[Rule]]) -> list[str]:
+def selection_notices(settings: Settings, running: "list[RuleInfo] | list[type[Rule]]") -> list[str]:
     """Summary lines about opt-in rules: running by selection on suggested
     values, or off because their setting is unset (only with the default
     set, and not when a rule of the same group was selected). One line per
     distinct text."""
+    from mlcost_lint.registry import rule_index
+
     selected: list[str] = []
     off: list[str] = []
-    for rule in all_rules():
+    running_codes = {r.code for r in running}
+    for rule in rule_index():
         if rule.enabled_by is None or getattr(settings, rule.enabled_by):
             continue
-        if rule in running:
+        if rule.code in running_codes:
             if rule.selected_notice and _explicitly_selected(rule, settings):
                 selected.append(rule.selected_notice)
         elif not settings.select and not any(matches(s, rule) for s in settings.ignore) \
@@ -108,7 +127,7 @@ def selection_notices(settings: Settings, running: list[type[Rule]]) -> list[str
         if text not in notices:
             notices.append(text)
     # A group partly selected says so once, not also that it is off.
-    groups = {r.off_notice: r.selected_notice for r in all_rules() if r.enabled_by}
+    groups = {r.off_notice: r.selected_notice for r in rule_index() if r.enabled_by}
     return [t for t in notices if groups.get(t) not in notices]
 
 

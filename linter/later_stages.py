@@ -68,16 +68,18 @@ LATER_STAGE_MODULES = (
 
 
 def load_later_stages(settings: Settings) -> None:
-    """Import the later stages' modules and load the rule set, the GPU
+    """Import the later stages' modules and the rules, and load the GPU
     catalogue and (unless the run has a price file of its own) the shipped
     price table, each as its stage would on first use."""
     from mlcost_lint.catalogue import gpu_catalogue_tables
     from mlcost_lint.engine import all_rules
     from mlcost_lint.pricing import table_for
+    from mlcost_lint.registry import rule_index
 
     for name in LATER_STAGE_MODULES:
         importlib.import_module(name)
-    all_rules()
+    rule_index()    # what the rules declare (choosing them)
+    all_rules()     # every rule module, and the helpers their checks import
     gpu_catalogue_tables()
     if settings.prices_file is None:    # a price file is read (and its errors reported) where prices are
         table_for(settings)

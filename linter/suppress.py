@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from mlcost_lint.engine import all_rules, matches
+from mlcost_lint.engine import matches
+from mlcost_lint.registry import RuleInfo, rule_index
 from mlcost_lint.model.core import Location
 from mlcost_lint.parse.document import ParsedFile, Suppression
-from mlcost_lint.rule import Finding, Level, Rule
+from mlcost_lint.rule import Finding, Level
 
 UNUSED_CODE = "MLC002"
 
@@ -40,11 +41,11 @@ class SuppressionResult:
     unused_checked: bool = False
 
 
-def _rule_for(code: str) -> type[Rule] | None:
-    return next((r for r in all_rules() if r.code == code), None)
+def _rule_for(code: str) -> RuleInfo | None:
+    return next((r for r in rule_index() if r.code == code), None)
 
 
-def _selector_covers(selector: str, code: str, rule: type[Rule] | None) -> bool:
+def _selector_covers(selector: str, code: str, rule: RuleInfo | None) -> bool:
     if rule is not None:
         return matches(selector, rule)
     return code.startswith(selector.upper())
@@ -153,9 +154,9 @@ def _judge(s: Suppression, used: set[str] | None, selected: set[str]) -> tuple[l
     for selector in s.codes:
         if used is not None and selector in used:
             continue
-        named = [r for r in all_rules() if matches(selector, r) and r.code != UNUSED_CODE]
+        named = [r for r in rule_index() if matches(selector, r) and r.code != UNUSED_CODE]
         if not named:
-            if not any(matches(selector, r) for r in all_rules()):
+            if not any(matches(selector, r) for r in rule_index()):
                 unknown.append(selector)
             continue
         if all(r.code in selected for r in named):
@@ -164,13 +165,13 @@ def _judge(s: Suppression, used: set[str] | None, selected: set[str]) -> tuple[l
 
 
 def unused_suppressions(files: Iterable[ParsedFile], result: SuppressionResult,
-                        selected: Sequence[type[Rule]], report_paths: set[str] | None = None) -> list[Finding]:
+                        selected: Sequence[RuleInfo], report_paths: set[str] | None = None) -> list[Finding]:
     """MLC002 findings for the comments in ``files`` that suppressed nothing
     (or name codes that matched nothing). Empty when MLC002 is not selected."""
     selected_codes = {r.code for r in selected}
     if UNUSED_CODE not in selected_codes:
         return []
-    every_rule_ran = all(r.code in selected_codes for r in all_rules() if r.code != UNUSED_CODE)
+    every_rule_ran = all(r.code in selected_codes for r in rule_index() if r.code != UNUSED_CODE)
     out: list[Finding] = []
     for pf in files:
         if not pf.suppressions or (report_paths is not None and pf.path not in report_paths):
@@ -206,7 +207,7 @@ def unused_suppressions(files: Iterable[ParsedFile], result: SuppressionResult,
     return out
 
 
-def finish_unused(result: SuppressionResult, files: dict[str, ParsedFile], selected: Sequence[type[Rule]],
+def finish_unused(result: SuppressionResult, files: dict[str, ParsedFile], selected: Sequence[RuleInfo],
                   per_file_ignores: dict[str, list[str]], root: Path,
                   report_paths: set[str] | None = None) -> list[Finding]:
     """Add MLC002 findings to ``result.kept`` (after matching them against

@@ -217,3 +217,22 @@ def test_later_stages_are_loaded_while_the_workers_parse():
     r = subprocess.run([sys.executable, "-c", _LATER_STAGES_PROBE], cwd=ROOT / "fixtures" / "demo",
                        capture_output=True, timeout=120)
     assert r.returncode == 0, r.stderr.decode()
+
+
+def test_a_run_that_runs_no_rule_imports_none(tmp_path: Path):
+    """A whole run after comments alone changed takes every finding from the
+    last run (mlcost_lint.incremental): it chooses rules, judges unused
+    suppressions and names rules in its report from the registry
+    (mlcost_lint.registry), and imports no rule module."""
+    import shutil
+
+    root = tmp_path / "demo"
+    shutil.copytree(ROOT / "fixtures" / "demo", root, ignore=shutil.ignore_patterns(".mlcost_lint_cache"))
+    args = [".", "--exit-zero", "--format", "json", "--cache-dir", str(tmp_path / "cache")]
+    code, modules = _modules_after(args, root, tmp_path)        # fills the cache
+    assert code == 0 and any(m.startswith("mlcost_lint.rules.") for m in modules)
+    config = root / "infra" / "pcluster-config.yaml"
+    config.write_bytes(config.read_bytes() + b"\n# reviewed\n")
+    code, modules = _modules_after(args, root, tmp_path)
+    assert code == 0
+    assert sorted(m for m in modules if m.startswith("mlcost_lint.rules.")) == []
