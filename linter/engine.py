@@ -15,7 +15,7 @@ import pkgutil
 import re
 import traceback
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from mlcost_lint.config import ConfigError, Settings
 from mlcost_lint.model.project import Project
@@ -160,17 +160,21 @@ def _subject_path(tb) -> str | None:
     return None
 
 
-def run_rules(project: Project, settings: Settings, rules: list[type[Rule]],
+def run_rules(project: Project, settings: Settings, rules: "Sequence[type[Rule] | RuleInfo]",
               failures: list[RuleFailure] | None = None,
               report_paths: frozenset[str] | None = None) -> list[Finding]:
-    """Every finding of ``rules``. With ``report_paths`` (the run reports
-    only findings in those files), a rule whose ``reports_in`` none of
-    those files holds is not run: all it finds would be dropped."""
+    """Every finding of ``rules`` (classes, or the registry's RuleInfo,
+    whose class is imported only when the rule runs). With
+    ``report_paths`` (the run reports only findings in those files), a rule
+    whose ``reports_in`` none of those files holds is not run: all it finds
+    would be dropped."""
     from mlcost_lint.gc_pause import gc_paused
+    from mlcost_lint.registry import RuleInfo
 
     if report_paths is not None:
         held = reports_held(project, report_paths)
         rules = [r for r in rules if r.reports_in is None or r.reports_in & held]
+    rules = [r.load() if isinstance(r, RuleInfo) else r for r in rules]
 
     # Collection paused as in the model and link stages: the findings and the
     # rules' shared indexes live to the end of the run, and the full

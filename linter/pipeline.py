@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from mlcost_lint.config import Settings
 from mlcost_lint.discover import Discovery, SourceFile, discover
-from mlcost_lint.engine import RuleFailure, run_rules, selected_rules
+from mlcost_lint.engine import RuleFailure, run_rules, selected_rule_info
 from mlcost_lint.model.project import Project
 from mlcost_lint.parse.document import FileKind, ParsedFile
 from mlcost_lint.gc_pause import gc_paused
@@ -141,7 +141,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
             parsed.append(holder)
         project = finish_model(builder, parsed, settings)
         failures: list[RuleFailure] = []
-        findings = run_rules(project, settings, selected_rules(settings), failures, report)
+        findings = run_rules(project, settings, selected_rule_info(settings), failures, report)
         if options.report_paths is not None:
             findings = [f for f in findings if f.location.path in options.report_paths]
         return _Analysis(parsed, project, findings, failures)
