@@ -52,7 +52,7 @@ def rule_by_code_or_name(key: str) -> type[Rule] | None:
     return None
 
 
-def matches(selector: str, rule: type[Rule]) -> bool:
+def matches(selector: str, rule: "type[Rule] | RuleInfo") -> bool:
     """A selector is a code (MLC101), a code prefix (MLC1, MLC), a name, or ALL."""
     s = selector.strip()
     if s.upper() == "ALL":
@@ -70,12 +70,12 @@ def check_selectors(selectors: list[str], origin: str) -> None:
             raise ConfigError(f"{origin}: unknown rule code or name '{s}'")
 
 
-def in_default_set(rule: type[Rule], settings: Settings) -> bool:
+def in_default_set(rule: "type[Rule] | RuleInfo", settings: Settings) -> bool:
     """An opt-in rule is on by default only when its setting is set."""
     return rule.enabled_by is None or bool(getattr(settings, rule.enabled_by))
 
 
-def _explicitly_selected(rule: type[Rule], settings: Settings) -> bool:
+def _explicitly_selected(rule: "type[Rule] | RuleInfo", settings: Settings) -> bool:
     return any(matches(s, rule) for s in (*settings.select, *settings.extend_select))
 
 

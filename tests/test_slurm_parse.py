@@ -252,3 +252,18 @@ def test_unclosed_quotes_and_odd_bytes_do_not_crash(tmp_path: Path):
     result = lint_dir(tmp_path, cwd=tmp_path)
     assert [e for pf in result.files for e in pf.errors] == []
     assert sorted(w.name for w in result.project.kubernetes.workloads) == ["bom.sh", "odd.slurm"]
+
+
+def test_a_parse_worker_reads_a_slurm_scripts_model_without_a_cache():
+    # Its words are split where it is parsed (in parallel), and reach the
+    # link stage with the model (FileModel.splits); other files' models are
+    # read by the parent when there is no cache.
+    from mlcost_lint.link.shell import split_of
+    from mlcost_lint.parse_stage import _parse_file
+
+    script = HEADER + "export NCCL_DEBUG=WARN\nsrun torchrun --nproc_per_node=8 train.py\n"
+    parsed = _parse_file(script.encode(), "jobs/train.sbatch", FileKind.SLURM, 500, False)
+    assert parsed.model is not None and [w.name for w in parsed.model.workloads] == ["train.sbatch"]
+    assert parsed.model.splits == [(script, split_of(script))] and split_of(script)[1] is True
+    config = _parse_file(b"learning_rate: 0.01\nbf16: true\n", "c.yaml", FileKind.YAML, 500, False)
+    assert config.model is None
