@@ -106,9 +106,10 @@ def _parse_file(data: bytes, display: str, kind: FileKind, max_depth: int, cache
     that is left to the parent (ProjectBuilder.add), which does it while the
     workers parse: on 2 CPUs the workers are the busier side (cold on the
     real corpus, 5 interleaved runs, reading it in the workers was 0.1-0.5 s
-    slower), except for a Slurm script (below). A cached result other than Terraform gets its meaning here
-    (cache_trees.document_meaning; a .tf file's is taken where its tree is
-    pickled): a run with no cache has no index to compare it with.
+    slower), except for a Slurm script (below). A cached result other than
+    Terraform gets its meaning here (cache_trees.document_meaning; a .tf
+    file's is taken where its tree is pickled): a run with no cache has no
+    index to compare it with.
     ``models`` False: a file parsed to learn its meaning only
     (pipeline._SlicePlan._incremental) is cached without its model, which
     the run that models it reads then (ProjectBuilder.add)."""
