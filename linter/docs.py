@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 import sys
 from itertools import groupby
-from pathlib import Path
 
 from mlcost_lint.rule import Rule
 
@@ -92,31 +91,9 @@ def generate() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
+    from mlcost_lint.generated_file import main as generated_main
 
-    parser = argparse.ArgumentParser(prog="python -m mlcost_lint.docs", description=__doc__.splitlines()[0])
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--output", metavar="FILE", help="write the reference to FILE")
-    group.add_argument("--check", metavar="FILE", help="exit 1 when FILE differs from the generated reference")
-    args = parser.parse_args(argv)
-    text = generate()
-    if args.check:
-        try:
-            current = Path(args.check).read_text(encoding="utf-8")
-        except OSError as exc:
-            print(f"mlcost-lint docs: cannot read {args.check}: {exc.strerror or exc}", file=sys.stderr)
-            return 1
-        if current != text:
-            print(f"mlcost-lint docs: {args.check} is out of date; run "
-                  f"`python -m mlcost_lint.docs --output {args.check}`", file=sys.stderr)
-            return 1
-        return 0
-    if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(text, encoding="utf-8")
-        return 0
-    sys.stdout.write(text)
-    return 0
+    return generated_main(argv, "mlcost_lint.docs", __doc__.splitlines()[0], generate)
 
 
 if __name__ == "__main__":

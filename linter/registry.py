@@ -98,33 +98,10 @@ def render(rules: "tuple[type[Rule], ...]") -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-    from pathlib import Path
-
     from mlcost_lint.engine import all_rules
+    from mlcost_lint.generated_file import main as generated_main
 
-    parser = argparse.ArgumentParser(prog="python -m mlcost_lint.registry", description=__doc__.splitlines()[0])
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--output", metavar="FILE", help="write the table to FILE")
-    group.add_argument("--check", metavar="FILE", help="exit 1 when FILE differs from the rules")
-    args = parser.parse_args(argv)
-    text = render(all_rules())
-    if args.check:
-        try:
-            current = Path(args.check).read_text(encoding="utf-8")
-        except OSError as exc:
-            print(f"mlcost-lint registry: cannot read {args.check}: {exc.strerror or exc}", file=sys.stderr)
-            return 1
-        if current != text:
-            print(f"mlcost-lint registry: {args.check} is out of date; run "
-                  f"`python -m mlcost_lint.registry --output {args.check}`", file=sys.stderr)
-            return 1
-        return 0
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        return 0
-    sys.stdout.write(text)
-    return 0
+    return generated_main(argv, "mlcost_lint.registry", __doc__.splitlines()[0], lambda: render(all_rules()))
 
 
 if __name__ == "__main__":
