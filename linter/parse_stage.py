@@ -19,7 +19,7 @@ from mlcost_lint.discover import STDIN_DISPLAY, SourceFile
 from mlcost_lint.gc_pause import gc_paused
 from mlcost_lint.gitignore import git_root
 from mlcost_lint.parse import parse_bytes, sniff_kind
-from mlcost_lint.parse.document import FileKind, ParsedFile, ParseError
+from mlcost_lint.parse.document import TERRAFORM_KINDS, FileKind, ParsedFile, ParseError
 
 if TYPE_CHECKING:
     from mlcost_lint.cache import CacheWriter, ParseCache
@@ -126,7 +126,10 @@ def _parse_file(data: bytes, display: str, kind: FileKind, max_depth: int, cache
             read_model(parsed)
         return parsed
     parsed.meaning = document_meaning(parsed)
-    if models:
+    # A Terraform file's model is empty (model.build.read_file_model: the
+    # evaluation reads it) and nothing asks for it, so it is not read: that
+    # would import every model reader into a run that parsed .tf files only.
+    if models and kind not in TERRAFORM_KINDS:
         read_model(parsed)
     return parsed
 

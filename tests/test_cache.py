@@ -372,6 +372,7 @@ def test_every_fixture_parse_result_and_model_loads_through_the_cache_unpickler(
     from mlcost_lint import cache_trees
     from mlcost_lint.cache import load_payload
     from mlcost_lint.discover import discover
+    from mlcost_lint.parse.document import TERRAFORM_KINDS
     from mlcost_lint.parse_stage import _parse_file
 
     files = discover([str(ROOT / "fixtures")], [], ROOT / "fixtures").files
@@ -379,13 +380,14 @@ def test_every_fixture_parse_result_and_model_loads_through_the_cache_unpickler(
     modelled = 0
     for sf in files:
         parsed = _parse_file(Path(sf.path).read_bytes(), sf.display, sf.kind, 500, True)
-        assert parsed.model is not None, sf.display
+        # a Terraform file's model is empty and not read (parse_stage._parse_file)
+        assert (parsed.model is None) == (sf.kind in TERRAFORM_KINDS), sf.display
         back = cache_trees.joined(*cache_trees.payloads(parsed))
         for payload in cache_trees.payloads(parsed):
             if payload is not None:
                 load_payload(payload)           # raises on a class the cache does not load
         assert back.model == parsed.model, sf.display
-        modelled += bool(back.model.workloads or back.model.training)
+        modelled += back.model is not None and bool(back.model.workloads or back.model.training)
     assert modelled > 100
 
 
