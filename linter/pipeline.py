@@ -183,7 +183,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     if key is not None and not failures:
         run_cache.store(cache, key, run_cache.CachedRun(
             kept=result.kept, suppressed=result.suppressed, used=result.used, used_selectors=result.used_selectors,
-            files=[run_cache.light(pf) for pf in files], secrets=secrets,
+            files=files, secrets=secrets,
             fixes=run_cache.fix_list(result.kept, fix_pairs), read_as=out.read_as))
         cache.keep(key)     # the next incremental run's last run: not what this run's prune drops
     if plan is not None and not failures:

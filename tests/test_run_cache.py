@@ -214,3 +214,39 @@ def test_explicit_files_with_project_context_keep_their_own_entry(project: Path)
         for args, cold in (((".",), full_cold), (("k8s/job.yaml",), hook_cold)):
             r = run_cli(*args, "--format", "json", "--cache-dir", cache, cwd=project)
             assert (r.code, r.out, r.err) == (cold.code, cold.out, cold.err), args
+
+
+def test_the_outcome_keeps_a_plain_file_as_its_path_and_kind(project: Path):
+    """A file with no suppression, error or skip reason is stored as (path,
+    kind) (run_cache.outcome_files) and loads back as a light ParsedFile; a
+    file with a suppression keeps it, and its comment lines, through a warm
+    run and an incremental one."""
+    from mlcost_lint import run_cache
+    from mlcost_lint.cache import ParseCache
+    from mlcost_lint.parse.document import FileKind, ParsedFile
+
+    (project / "configs" / "sft.yaml").write_text("# mlcost-lint: ignore\n# why: a test\n" + SFT)
+    cold = _lint(project)
+    stored = run_cache.outcome_files(cold.files)
+    assert sorted(item for item in stored if isinstance(item, tuple)) == [
+        ("infra/main.tf", FileKind.TERRAFORM), ("k8s/job.yaml", FileKind.YAML)]
+    [kept] = [item for item in stored if isinstance(item, ParsedFile)]
+    assert kept.path == "configs/sft.yaml" and kept.suppressions and kept.comment_lines == frozenset({1, 2})
+    assert kept.documents == [] and kept.model is None
+
+    warm = _lint(project)
+    assert warm.from_run_cache is True and _seen(warm) == _seen(cold)
+    assert [(pf.path, pf.kind, pf.suppressions, pf.errors) for pf in warm.files] \
+        == [(pf.path, pf.kind, pf.suppressions, pf.errors) for pf in cold.files]
+    job = project / "k8s" / "job.yaml"
+    job.write_text(job.read_text() + "# a comment\n")
+    touched = _lint(project)
+    assert touched.from_run_cache is False and _seen(touched) == _seen(cold)
+    assert [len(pf.suppressions) for pf in touched.files] == [len(pf.suppressions) for pf in cold.files]
+
+    # a stored item that is neither is a miss, not a crash
+    cache = ParseCache.__new__(ParseCache)
+    cache.get = lambda key: run_cache.CachedRun([], [], set(), {}, [("a.yaml", "yaml")], frozenset())
+    assert run_cache.load(cache, "r0") is None
+    cache.get = lambda key: run_cache.CachedRun([], [], set(), {}, [("a.yaml", FileKind.YAML)], frozenset())
+    assert [(pf.path, pf.kind) for pf in run_cache.load(cache, "r0").files] == [("a.yaml", FileKind.YAML)]
