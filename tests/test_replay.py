@@ -191,6 +191,27 @@ def test_the_files_named_are_checked_first(demo, tmp_path: Path):
     _change_then_compare(run, lambda: config.write_text(config.read_text() + "\n# changed\n"), *args)
 
 
+def test_a_whole_run_checks_the_files_before_the_folders(demo, tmp_path: Path):
+    """An edit moves a file's stamp, not its folder's: the entry lists every
+    file linted before any folder, so a run after an edit stops at the
+    first file edited instead of stamping every folder first."""
+    import marshal
+    import stat
+
+    from mlcost_lint.cache_io import SIG_LEN
+
+    tree, run = demo
+    assert run(".", "--cache-dir", "../cache")[3] == "linted click"
+    manifest = marshal.loads(_entry(tmp_path).read_bytes()[SIG_LEN:])[2]
+    kinds = ["folder" if stat.S_ISDIR(stamp[0]) else "file" for _, stamp in manifest if stamp[0] > 0]
+    first_folder = kinds.index("folder", 1)      # the path linted, ".", comes first
+    linted = sum(1 for p in tree.rglob("*") if p.is_file() and p.suffix in (".tf", ".yaml", ".yml", ".json"))
+    assert kinds[1:first_folder] == ["file"] * (first_folder - 1) and first_folder - 1 >= linted
+    config = tree / "configs" / "sft.yaml"
+    _change_then_compare(run, lambda: config.write_text(config.read_text() + "\n# changed\n"), ".",
+                         "--cache-dir", "../cache")
+
+
 def test_runs_that_write_list_or_read_stdin_are_never_recorded(demo):
     tree, run = demo
     job = (tree / "k8s" / "dev-box.yaml").read_bytes()
