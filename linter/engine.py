@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from mlcost_lint.config import ConfigError, Settings
-from mlcost_lint.model.project import Project
 from mlcost_lint.rule import Finding, Reports, Rule
 
 if TYPE_CHECKING:
+    from mlcost_lint.model.project import Project
     from mlcost_lint.registry import RuleInfo
 
 

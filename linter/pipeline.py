@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 from mlcost_lint.config import Settings
 from mlcost_lint.discover import Discovery, SourceFile, discover
 from mlcost_lint.engine import RuleFailure, run_rules, selected_rule_info
-from mlcost_lint.model.project import Project
 from mlcost_lint.parse.document import FileKind, ParsedFile
 from mlcost_lint.gc_pause import gc_paused
 from mlcost_lint.parse_stage import _open_cache, _parse_inputs, _read_all, parse_jobs, read_model
@@ -20,6 +19,7 @@ from mlcost_lint.rule import Finding
 from mlcost_lint.suppress import SuppressionResult, apply_suppressions
 
 if TYPE_CHECKING:
+    from mlcost_lint.model.project import Project
     from mlcost_lint import run_cache
     from mlcost_lint.cache import CacheWriter, ParseCache
     from mlcost_lint.cache_trees import HclTrees
@@ -151,7 +151,8 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     # a slice of the project when the index allows one and it held all it needed; else the whole project
     done = plan.analyse(analyse, inputs) if plan is not None and plan.slice is not None else None
     parsed, project, findings, failures = done or analyse(inputs)
-    secrets = _price_and_redact(findings, project, settings, cache)
+    # no project: nothing was read or found, and the secrets are the last run's
+    secrets = _price_and_redact(findings, project, settings, cache) if project is not None else plan.last.secrets
     from mlcost_lint.fix import fixes_for
     from mlcost_lint.model.read_as import read_as
 
@@ -175,7 +176,8 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
     # in location order whichever way they were found (a stable sort: rule order within one location)
     findings.sort(key=Finding.sort_key)
     result = apply_suppressions(findings, by_path, settings.per_file_ignores, settings.root)
-    fix_pairs = fixes_for([f for f in result.kept if id(f) not in kept_fixes], project)
+    # the last run's findings keep its fixes (none for those it found none for): fixes for the new ones
+    fix_pairs = fixes_for([f for f in result.kept if id(f) not in kept_fixes], project) if project is not None else []
     fix_pairs += [(f, kept_fixes[id(f)]) for f in result.kept if id(f) in kept_fixes]
     out = LintResult(result.kept, result.suppressed, files, None if merged is not None else project, result,
                      failures, secrets, found.skipped, fixes={id(f): fix for f, fix in fix_pairs},
@@ -232,7 +234,7 @@ def _price_and_redact(findings: list[Finding], project: Project, settings: Setti
 
 class _Analysis(NamedTuple):
     parsed: list[ParsedFile]
-    project: Project
+    project: Project | None     # None: an incremental run that read no file (_SlicePlan.analyse)
     findings: list[Finding]
     failures: list[RuleFailure]
 
@@ -403,7 +405,7 @@ class _SlicePlan:
         parsed = _parse_inputs(chosen, settings, options, self.cache, HclTrees(self.cache, settings.max_nesting_depth))
         return {pf.path: run_cache.light(pf) for pf in parsed if pf.meaning is not None}
 
-    def merge(self, inputs: list[_Input], findings: list[Finding], parsed: list[ParsedFile], project: Project,
+    def merge(self, inputs: list[_Input], findings: list[Finding], parsed: list[ParsedFile], project: Project | None,
               secrets: frozenset[str], failures: list[RuleFailure]) -> "Merged | None":
         """The incremental run's findings and files with the last run's, or None
         when they cannot be merged (mlcost_lint.incremental: a secret-looking
@@ -428,7 +430,7 @@ class _SlicePlan:
         recomputed = self.report | ({incremental.TERRAFORM_SIDE} if self.summary is None else set())
         return incremental.merge(last, recomputed.__contains__, group, findings,
                                  [i.source.display for i in inputs], {**self.reread, **{pf.path: pf for pf in parsed}},
-                                 read_as(project))
+                                 read_as(project) if project is not None else [])
 
     def analyse(self, analyse: Callable[..., "_Analysis"], inputs: list[_Input]) -> "_Analysis | None":
         """``analyse`` over the slice, or None when the slice lacked something
@@ -443,8 +445,8 @@ class _SlicePlan:
 
         if self.last is not None and not self.report and self.summary is not None:
             # Every file means what it meant to the last whole run (comments edited): no finding is
-            # recomputed, so no file is read; the secrets are the last run's.
-            return _Analysis([], Project(outside_secrets=self.last.secrets), [], [])
+            # recomputed, so no file is read and no model is made (none of its modules is imported).
+            return _Analysis([], None, [], [])
         for attempt in range(2):
             chosen = self.slice.files
             try:
@@ -467,7 +469,7 @@ class _SlicePlan:
         self.slice = None
         return None
 
-    def record(self, project: Project, parsed: list[ParsedFile], run_key: str | None) -> None:
+    def record(self, project: Project | None, parsed: list[ParsedFile], run_key: str | None) -> None:
         """Keep the index up to date; ``run_key``: where a whole run stored its
         outcome in the run cache, named for the next incremental run
         (mlcost_lint.incremental)."""
@@ -482,7 +484,8 @@ class _SlicePlan:
             last_run = incremental.load(self.cache, self.key, index) \
                 if (now or self.removed) and self.last is None else None
             if now or rekey or self.removed:
-                update: dict = project_slice.changes(index, project, parsed, self.keys, now) if now else {}
+                # (the files read: none when every changed file means what it meant, and no project)
+                update: dict = project_slice.changes(index, project, parsed, self.keys, now) if now and parsed else {}
                 update.update(project_slice.removals(index, self.removed, update))
                 read = {pf.path for pf in parsed}
                 rekey += sorted(project_slice.same_meaning(index, {     # Terraform files: comments edited

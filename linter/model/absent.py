@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mlcost_lint.model.kubernetes import config_map_address
 from mlcost_lint.pickling import pickled_by_fields
 
 
@@ -58,6 +57,9 @@ class AbsentConfigMap:
 
     @property
     def address(self) -> str:
+        # imported here: the project index holds these, and loading it needs no Kubernetes model
+        from mlcost_lint.model.kubernetes import config_map_address
+
         return config_map_address(self.name, self.namespace)
 
 

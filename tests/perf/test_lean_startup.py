@@ -223,7 +223,9 @@ def test_a_run_that_runs_no_rule_imports_none(tmp_path: Path):
     """A whole run after comments alone changed takes every finding from the
     last run (mlcost_lint.incremental): it chooses rules, judges unused
     suppressions and names rules in its report from the registry
-    (mlcost_lint.registry), and imports no rule module."""
+    (mlcost_lint.registry), and imports no rule module. It reads no model
+    either: no model reader (a .tf file parsed for its meaning has an empty
+    model, not read), no linker, and not the Project's modules."""
     import shutil
 
     root = tmp_path / "demo"
@@ -233,6 +235,11 @@ def test_a_run_that_runs_no_rule_imports_none(tmp_path: Path):
     assert code == 0 and any(m.startswith("mlcost_lint.rules.") for m in modules)
     config = root / "infra" / "pcluster-config.yaml"
     config.write_bytes(config.read_bytes() + b"\n# reviewed\n")
+    storage = root / "infra" / "storage.tf"
+    storage.write_bytes(storage.read_bytes() + b"\n# reviewed\n")
     code, modules = _modules_after(args, root, tmp_path)
     assert code == 0
     assert sorted(m for m in modules if m.startswith("mlcost_lint.rules.")) == []
+    model = ("mlcost_lint.model.build", "mlcost_lint.model.project", "mlcost_lint.model.training",
+             "mlcost_lint.model.kubernetes", "mlcost_lint.link")
+    assert sorted(m for m in modules if m.startswith(model)) == []
