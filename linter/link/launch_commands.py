@@ -7,7 +7,6 @@ program's name. The forms they read are listed in :mod:`.launcher`.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable
@@ -15,7 +14,7 @@ from typing import Any, Callable
 from mlcost_lint.model.core import UNKNOWN, Location, Maybe
 from mlcost_lint.model.kubernetes import Workload
 from mlcost_lint.model.training import TrainingConfig
-from mlcost_lint.link.shell import SimpleCommand, Word
+from mlcost_lint.link.shell import SimpleCommand, Word, basename
 from mlcost_lint.link.launch_mpi import _MPI_HOSTFILE_ENV, MpiOptions, parse_mpi
 from mlcost_lint.link.launch_words import (
     _INT, _PET_INJECTING_KINDS, _PYTHON, Scope, _display, count_of, norm_flag, parse_options,
@@ -414,7 +413,7 @@ def _python(first: Word, words: list[Word], ctx: Context) -> Found | None:
             break
         i += 2 if flag in _PYTHON_VALUES else 1
     rest = words[i:]
-    name = posixpath.basename(first.text)
+    name = basename(first.text)
     if module_word is not None:
         module = module_word.text or ""
         launcher = _PYTHON_LAUNCH_MODULES.get(module)
@@ -471,7 +470,7 @@ def _serving(engine: ServingEngine, first: Word, words: list[Word], shown_name: 
 def parse_command(command: SimpleCommand, ctx: Context) -> Found | None:
     words = command.words
     first = words[0]
-    name = posixpath.basename(first.text)
+    name = basename(first.text)
     rest = words[1:]
     if name == "torchrun":
         return _torchrun("torchrun", first, rest, ctx)

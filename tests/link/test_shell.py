@@ -67,3 +67,18 @@ def test_split_script_memo_returns_fresh_lists_and_stays_bounded(monkeypatch):
     assert text not in shell._SPLIT_MEMO and shell._SPLIT_MEMO_CHARS[0] == 80
     split_script("y" * 101)           # longer than the budget: not kept
     assert "y" * 101 not in shell._SPLIT_MEMO
+
+
+def test_basename_is_posixpaths_for_every_word():
+    import posixpath
+
+    from hypothesis import given, strategies as st
+
+    from mlcost_lint.link.shell import basename
+
+    @given(st.text(alphabet="/ab.-_ \\$~", max_size=12))
+    def same(word):
+        assert basename(word) == posixpath.basename(word)
+
+    same()
+    assert [basename(w) for w in ("/usr/bin/torchrun", "torchrun", "a/", "/", "")] == ["torchrun", "torchrun", "", "", ""]
