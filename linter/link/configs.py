@@ -49,6 +49,9 @@ def path_parts(text: str) -> tuple[str, ...] | None:
     config file. A leading expansion (``${CFG_DIR}/sft.yaml``) is dropped: the
     tail after it is still certain."""
     text = text.strip().strip("'\"")
+    # Most words end otherwise; nothing below changes how a path ends.
+    if not text.lower().endswith(CONFIG_EXTENSIONS):
+        return None
     if text.startswith("file://"):
         text = text[len("file://"):]
     if "://" in text:

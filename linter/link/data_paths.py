@@ -78,6 +78,8 @@ def parse_uri(text: str) -> ParsedUri | None:
 
 def _candidates(text: str) -> list[str]:
     """URIs inside one argv word or env value (``--data=s3://b/x``, ``a,b``)."""
+    if "://" not in text:   # most words: no part of them can hold one
+        return []
     out = []
     for part in re.split(r"[=,;\s]", text):
         part = part.strip().strip("'\"")
