@@ -404,6 +404,8 @@ _REDIRECT_WITH_TARGET = re.compile(r"^(?:\d*|&)[<>]{1,2}(?!&)\S+$")
 
 
 def _without_redirections(words: list[Word]) -> list[Word]:
+    if not any("<" in w.text or ">" in w.text for w in words if w.in_script):
+        return words    # most commands: no word a redirection pattern can match
     out: list[Word] = []
     skip = False
     for w in words:
