@@ -146,6 +146,22 @@ def other_program(steps: Any, chosen: Any) -> str | None:
     return None
 
 
+def _queues(project: Any, resource_type: str) -> dict[str, list]:
+    """The ParallelCluster compute resources by queue name, in resource
+    order: built once for every Slurm job, not a scan of every resource per
+    job (jobs times resources, which grew with the square of the tree)."""
+    resources = project.terraform.resources
+
+    def build() -> dict[str, list]:
+        out: dict[str, list] = {}
+        for res in resources:
+            if res.type == resource_type:
+                out.setdefault(res.name.split("/", 1)[0], []).append(res)
+        return out
+
+    return project.links.stamped("slurm_queues", (id(resources), len(resources)), build)
+
+
 def partition_link(project: Any, workload: Any) -> Any:
     """A Slurm job's ``--partition`` joined to the ParallelCluster queue of
     that name in the scan: the queue's compute resource is the job's node
@@ -161,8 +177,7 @@ def partition_link(project: Any, workload: Any) -> Any:
     name = (job.partition or "").strip()
     if not name or "," in name or "$" in name or job.partition_at is None:
         return none
-    pools = [p for res in project.terraform.resources if res.type == RESOURCE_TYPE
-             and res.name.split("/", 1)[0] == name for p in node_pools(res)]
+    pools = [p for res in _queues(project, RESOURCE_TYPE).get(name, ()) for p in node_pools(res)]
     if not pools:
         return none
     types = {tuple(p.instance_types) if isinstance(p.instance_types, list) else None for p in pools}
