@@ -49,7 +49,8 @@ def path_parts(text: str) -> tuple[str, ...] | None:
     config file. A leading expansion (``${CFG_DIR}/sft.yaml``) is dropped: the
     tail after it is still certain."""
     text = text.strip().strip("'\"")
-    # Most words end otherwise; nothing below changes how a path ends.
+    # Checked first (most words end otherwise) and once: nothing below changes
+    # how the path ends (an expansion cannot hold the extension's dot).
     if not text.lower().endswith(CONFIG_EXTENSIONS):
         return None
     if text.startswith("file://"):
@@ -61,8 +62,6 @@ def path_parts(text: str) -> tuple[str, ...] | None:
         if not tail.startswith("/") or "$" in tail or "`" in tail:
             return None
         text = tail
-    if not text.lower().endswith(CONFIG_EXTENSIONS):
-        return None
     parts = tuple(p for p in posixpath.normpath(text).split("/") if p not in ("", "."))
     if not parts or ".." in parts[-1:]:
         return None

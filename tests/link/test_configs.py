@@ -155,3 +155,24 @@ def test_other_namespace_config_map_does_not_link(tmp_path):
         "  name: train\n", "  name: train\n  namespace: b\n", 1)
     p = project_of(tmp_path, {"k8s/job.yaml": text})
     assert p.links.configs == []
+
+
+def test_a_config_path_always_ends_in_a_config_extension():
+    """path_parts checks the extension once, before it drops a leading
+    expansion: whatever it returns still ends in one."""
+    from hypothesis import given, settings, strategies as st
+
+    from mlcost_lint.link.configs import CONFIG_EXTENSIONS, path_parts
+
+    pieces = st.sampled_from(["$", "${X}", "$(Y)", "$Z", "{", "}", "(", ")", ".", "/", "a", "yaml", "yml", "json",
+                              ".yaml", "file://", "s3://", "`", "'", " ", ".."])
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(pieces, max_size=8).map("".join))
+    def ends_in_one(text):
+        parts = path_parts(text)
+        assert parts is None or parts[-1].lower().endswith(CONFIG_EXTENSIONS)
+
+    ends_in_one()
+    assert path_parts("${CFG_DIR}/sft.yaml") == ("sft.yaml",)
+    assert path_parts("/cfg/$NAME") is None and path_parts("a.$yaml") is None
