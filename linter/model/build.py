@@ -24,9 +24,7 @@ from mlcost_lint.model.skypilot import read_skypilot, skypilot_task
 from mlcost_lint.model.terraform import is_plan_json
 from mlcost_lint.model.vertex import is_vertex_job, read_vertex
 from mlcost_lint.model.vertex_pipeline import is_vertex_pipeline, read_vertex_pipeline
-from mlcost_lint.parse.document import Document, FileKind, ParsedFile, ParseError
-
-_TERRAFORM_KINDS = (FileKind.TERRAFORM, FileKind.TERRAFORM_JSON, FileKind.TERRAFORM_VARS, FileKind.TERRAFORM_PLAN)
+from mlcost_lint.parse.document import TERRAFORM_KINDS, Document, FileKind, ParsedFile, ParseError
 
 
 def _guarded(pf: ParsedFile, line: int, what: str, step: Callable[[], None]) -> None:
@@ -57,7 +55,7 @@ def build_project(parsed: list[ParsedFile], settings: Settings, *,
 
 # What the Terraform step reads: Terraform's own kinds, and JSON, which may
 # be a plan (``terraform show -json``), known only from its content.
-TERRAFORM_CANDIDATES = frozenset({*_TERRAFORM_KINDS, FileKind.JSON})
+TERRAFORM_CANDIDATES = frozenset({*TERRAFORM_KINDS, FileKind.JSON})
 
 
 class ProjectBuilder:
@@ -114,7 +112,7 @@ class ProjectBuilder:
                 continue
             if _is_plan(pf):
                 pf.kind = FileKind.TERRAFORM_PLAN
-            if pf.kind in _TERRAFORM_KINDS:
+            if pf.kind in TERRAFORM_KINDS:
                 self.terraform_files.append(pf)
         if self.terraform_files or self.var_files:
             _build_terraform(self.project, self.terraform_files, self.settings, list(self.var_files),
@@ -131,7 +129,7 @@ class ProjectBuilder:
         return may_prefetch(candidates, self.jobs)
 
     def add(self, pf: ParsedFile) -> None:
-        if pf.kind in _TERRAFORM_KINDS:
+        if pf.kind in TERRAFORM_KINDS:
             return
         part = pf.model if pf.model is not None else read_file_model(pf)
         kubernetes = self.project.kubernetes
@@ -226,7 +224,7 @@ def read_file_model(pf: ParsedFile) -> FileModel:
     those)."""
     part = FileModel()
     pf.model = part
-    if pf.errors or pf.skipped_reason or pf.kind in _TERRAFORM_KINDS:
+    if pf.errors or pf.skipped_reason or pf.kind in TERRAFORM_KINDS:
         return part
     if _is_plan(pf):
         return part
