@@ -7,12 +7,11 @@ MPIJob's Worker pods, by :func:`.launcher.mpi_worker_ranks`.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass
 
 from mlcost_lint.model.core import UNKNOWN, Maybe
-from mlcost_lint.link.shell import Word
+from mlcost_lint.link.shell import Word, basename
 from mlcost_lint.link.launch_words import _PYTHON, _display, count_of
 
 # mpirun / mpiexec (Open MPI, MPICH/Hydra, Intel MPI): options with one value,
@@ -64,7 +63,7 @@ class MpiOptions:
 def _gpus_per_rank(program: list[Word]) -> tuple[Maybe[int], str]:
     if not program:
         return 1, ""
-    name = posixpath.basename(program[0].text)
+    name = basename(program[0].text)
     for pattern, flags in _MULTI_GPU_RANK_PROGRAMS:
         if not pattern.match(name):
             continue
@@ -127,7 +126,7 @@ def parse_mpi(words: list[Word]) -> MpiOptions | None:
     # An unknown option that takes a value would end the options early: a count
     # flag after the "program" and before any python means we cannot tell.
     for w in words[i:]:
-        if _PYTHON.match(posixpath.basename(w.text)) or w.text.endswith(".py"):
+        if _PYTHON.match(basename(w.text)) or w.text.endswith(".py"):
             break
         if w.text in _MPI_NP or w.text in _MPI_PER_NODE:
             return None

@@ -37,7 +37,6 @@ prefix matching: ``--save_total 2``) makes the settings it may mean unknown.
 from __future__ import annotations
 
 import functools
-import posixpath
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -48,7 +47,7 @@ from mlcost_lint.model.project import ConfigLink, Project
 from mlcost_lint.model.training import Framework, TrainingConfig, TrainingSettings
 from mlcost_lint.parse.document import Document, KeyPath
 from mlcost_lint.link.configs import ConfigIndex, _word_paths
-from mlcost_lint.link.shell import SimpleCommand, Word, program_of, word_location
+from mlcost_lint.link.shell import SimpleCommand, Word, basename, program_of, word_location
 
 # Launchers whose program is a training script that may take Trainer flags.
 _ENTRY_POINTS = frozenset({"python", "torchrun", "accelerate", "deepspeed"})
@@ -234,7 +233,7 @@ def _lines_of(project: Project, workload: Workload, template: PodTemplate, conta
 def _shown(words: list[Word], start: int, launcher: str) -> str:
     """How messages name the line: "torchrun train.py", "srun accelerate
     launch sft.py", "python -m trl.scripts.sft"."""
-    name = posixpath.basename(words[0].text)
+    name = basename(words[0].text)
     program = {"accelerate": "accelerate launch"}.get(launcher, launcher)
     if start >= 2 and words[start - 2].text in ("-m", "--module"):
         program = f"{program} -m"

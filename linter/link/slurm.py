@@ -13,12 +13,11 @@ container that calls srun) the count stays unknown, as before.
 
 from __future__ import annotations
 
-import posixpath
 from dataclasses import replace
 from typing import Any, Callable
 
 from mlcost_lint.model.core import UNKNOWN, Maybe
-from mlcost_lint.link.shell import SimpleCommand, Word
+from mlcost_lint.link.shell import SimpleCommand, Word, basename
 from mlcost_lint.parse.slurm import _VALUE_OPTIONS, SHORT_OPTIONS
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
@@ -95,7 +94,7 @@ def srun_found(command: SimpleCommand, ctx: Any, parse: Callable[[SimpleCommand,
     options, inner = _split(command.words[1:])
     if not inner:
         return None
-    name = posixpath.basename(inner[0].text)
+    name = basename(inner[0].text)
     if name in _SHELLS or inner[0].text.endswith(".sh") or inner[0].text.startswith(("./", "../")):
         return found_type("srun", UNKNOWN, None, first, f"srun {inner[0].shown}",
                           unknown_reason="srun runs a shell command or script that is not read")
