@@ -30,9 +30,10 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path, PurePosixPath
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.rule import Finding
 
 BASELINE_VERSION = 1

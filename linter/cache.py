@@ -57,7 +57,6 @@ import pickle
 import stat
 import time
 import weakref
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, Iterable
@@ -67,6 +66,7 @@ from mlcost_lint.cache_io import SUPPORTED as CACHE_IO_SUPPORTED
 from mlcost_lint.cache_io import (KEY_BYTES, KEY_FILE_MAX, SIG_LEN, WRITE_FLAGS, close_all, close_fd, inside,
                                   key_folder, open_dir, read_regular_at, sign, verified, write_atomic)
 from mlcost_lint.gc_pause import gc_paused
+from mlcost_lint.lean_dataclass import dataclass
 
 DEFAULT_DIR = ".mlcost_lint_cache"
 MAX_ENTRIES = 20_000

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ import click
 
 from mlcost_lint import __version__
 from mlcost_lint.cli_output import COLOR_CHOICES
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.report import FORMATS
 
 FAIL_ON = ("error", "warning", "note", "never")

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
+
+from mlcost_lint.lean_dataclass import dataclass
 
 CONFIG_FILE = ".mlcost-lint.toml"
 # The keys MLC101/MLC102 check when they are selected without `required-tags`.

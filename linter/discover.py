@@ -9,11 +9,12 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mlcost_lint.gitignore import GitIgnore, Rule
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.parse.document import FileKind, ParseError
 from mlcost_lint.pickling import pickled_by_fields
 from mlcost_lint.redact import escape_controls

@@ -35,10 +35,10 @@ import hashlib
 import os
 import stat
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mlcost_lint.discover import FolderWalk, listing_digest
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.pickling import pickled_by_fields
 from mlcost_lint.replay import margin_ns, names_above, path_stamp, too_recent
 

@@ -14,10 +14,10 @@ import importlib
 import pkgutil
 import re
 import traceback
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from mlcost_lint.config import ConfigError, Settings
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.rule import Finding, Reports, Rule
 
 if TYPE_CHECKING:

@@ -25,8 +25,10 @@ import hashlib
 import os
 import stat
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
+
+from mlcost_lint.lean_dataclass import dataclass
 
 if TYPE_CHECKING:
     from mlcost_lint.cache import ParseCache

@@ -16,8 +16,10 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
+
+from mlcost_lint.lean_dataclass import dataclass
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,9 +48,9 @@ run with no cache, file for file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.parse.document import ParsedFile
 from mlcost_lint.pickling import pickled_by_fields
 

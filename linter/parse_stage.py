@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -18,6 +17,7 @@ from mlcost_lint.config import Settings
 from mlcost_lint.discover import STDIN_DISPLAY, SourceFile
 from mlcost_lint.gc_pause import gc_paused
 from mlcost_lint.gitignore import git_root
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.parse import parse_bytes, sniff_kind
 from mlcost_lint.parse.document import TERRAFORM_KINDS, FileKind, ParsedFile, ParseError
 

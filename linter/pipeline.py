@@ -5,13 +5,14 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from mlcost_lint.config import Settings
 from mlcost_lint.discover import Discovery, SourceFile, discover
 from mlcost_lint.engine import RuleFailure, run_rules, selected_rule_info
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.parse.document import FileKind, ParsedFile
 from mlcost_lint.gc_pause import gc_paused
 from mlcost_lint.parse_stage import _open_cache, _parse_inputs, _read_all, parse_jobs, read_model

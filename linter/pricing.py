@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.pickling import pickled_by_fields
 from mlcost_lint.prices.table import PriceFileError, PriceRow, PriceTable, TableInfo, load
 

@@ -50,10 +50,11 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Iterable
 
 from mlcost_lint.fingerprint import package_fingerprint
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.parse.document import TERRAFORM_KINDS, FileKind, ParsedFile
 from mlcost_lint.pickling import pickled_by_fields
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.rule import Category, Confidence, Level, Reports
 
 if TYPE_CHECKING:

@@ -22,10 +22,10 @@ output. The engine finds every Rule subclass by walking the package.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import Location, Related
 from mlcost_lint.pickling import pickled_by_fields
 

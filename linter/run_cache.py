@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 # A light module of its own: the replay step (replay.py) needs it first.
 from mlcost_lint.fingerprint import package_fingerprint
+from mlcost_lint.lean_dataclass import dataclass
 
 if TYPE_CHECKING:
     from mlcost_lint.cache import ParseCache

@@ -15,11 +15,12 @@ look stale. Baselines are applied after this stage (``mlcost_lint.baseline``).
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from mlcost_lint.engine import matches
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.registry import RuleInfo, rule_index
 from mlcost_lint.model.core import Location
 from mlcost_lint.parse.document import ParsedFile, Suppression

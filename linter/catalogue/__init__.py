@@ -16,10 +16,11 @@ Public API (re-exported here): :class:`GpuModel`, :class:`Accelerator`,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
+
+from mlcost_lint.lean_dataclass import dataclass
 
 from .model_size import (
     LORA_TRAINABLE_FRACTION,

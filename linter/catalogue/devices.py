@@ -5,8 +5,9 @@ catalogue's GPU model (its ``kind`` and family)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable
+
+from mlcost_lint.lean_dataclass import dataclass
 
 
 @dataclass(frozen=True, slots=True)

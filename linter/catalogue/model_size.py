@@ -10,10 +10,11 @@ a guess.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from mlcost_lint.lean_dataclass import dataclass
 
 __all__ = [
     "parameter_count",

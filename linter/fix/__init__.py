@@ -18,9 +18,11 @@ from __future__ import annotations
 import difflib
 import io
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
+
+from mlcost_lint.lean_dataclass import dataclass
 
 if TYPE_CHECKING:
     from mlcost_lint.model.project import Project

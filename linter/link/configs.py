@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterator
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.absent import Absent, is_absent, record_miss
 from mlcost_lint.model.core import Location
 from mlcost_lint.model.kubernetes import ConfigMap, Container, PodTemplate, Workload

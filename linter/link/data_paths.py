@@ -18,10 +18,10 @@ regional endpoint in the URI, then ``settings.bucket_regions``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from mlcost_lint.config import Settings
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import Location
 from mlcost_lint.model.project import DataPathLink, Project

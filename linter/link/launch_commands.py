@@ -8,9 +8,10 @@ program's name. The forms they read are listed in :mod:`.launcher`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import UNKNOWN, Location, Maybe
 from mlcost_lint.model.kubernetes import Workload
 from mlcost_lint.model.training import TrainingConfig

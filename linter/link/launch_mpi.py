@@ -8,8 +8,8 @@ MPIJob's Worker pods, by :func:`.launcher.mpi_worker_ranks`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import UNKNOWN, Maybe
 from mlcost_lint.link.shell import Word, basename
 from mlcost_lint.link.launch_words import _PYTHON, _display, count_of

@@ -7,8 +7,9 @@ mounts it, and listed as unread otherwise.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import Location
 from mlcost_lint.model.absent import is_absent, record_miss
 from mlcost_lint.model.kubernetes import Container, PodTemplate, Workload

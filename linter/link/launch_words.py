@@ -8,9 +8,10 @@ launcher options as written (``Options``, ``parse_options``, ``count_of``,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Callable
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import UNKNOWN, Maybe
 from mlcost_lint.model.kubernetes import Container
 from mlcost_lint.link.shell import Program, Word

@@ -38,9 +38,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import Location
 from mlcost_lint.model.kubernetes import Container, PodTemplate, Workload
 from mlcost_lint.model.project import ConfigLink, Project

@@ -23,9 +23,10 @@ Ambiguity (several pools fit equally) links nothing.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterator
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.capacity import template_capacity
 from mlcost_lint.model.node_pools import NodePool, Taint, karpenter_pools, schedulable_pools
 from mlcost_lint.model.scheduling import (

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import Location
 from mlcost_lint.model.kubernetes import Container
 

@@ -16,8 +16,9 @@ such a miss.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.pickling import pickled_by_fields
 
 

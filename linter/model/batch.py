@@ -10,8 +10,8 @@ can name the line to change.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import Location, Maybe
 
 

@@ -12,11 +12,12 @@ document (MLC001, "internal error ... please report") and the run goes on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable
 
 from mlcost_lint.config import Settings
 from mlcost_lint.gc_pause import gc_paused
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.kubernetes_build import add_document, is_kubernetes_object
 from mlcost_lint.model.parallelcluster import compute_resources, is_parallelcluster
 from mlcost_lint.model.project import Project

@@ -40,9 +40,10 @@ on an unknown.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Iterable
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import UNKNOWN, Location, Maybe, Related
 from mlcost_lint.model.scheduling import Selector, selector_of
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import UNKNOWN, Location, Maybe, Related, Unknown
 from mlcost_lint.pickling import pickled_by_fields
 

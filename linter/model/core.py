@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import FrozenInstanceError, dataclass
+from dataclasses import FrozenInstanceError
 from typing import Any, TypeVar, Union
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.pickling import pickled_by_fields
 
 

@@ -10,9 +10,9 @@ type that names accelerators.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import UNKNOWN, Location
 
 if TYPE_CHECKING:

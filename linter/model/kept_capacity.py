@@ -10,9 +10,9 @@ a node / replica count as written.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import UNKNOWN, Maybe
 
 if TYPE_CHECKING:

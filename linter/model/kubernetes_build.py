@@ -6,9 +6,9 @@ branches: adding a CRD is adding a row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import UNKNOWN, Maybe
 from mlcost_lint.model.kubernetes import (
     ConfigMap,

@@ -16,9 +16,10 @@ the formats, only these fields.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import UNKNOWN, Location, Maybe
 from mlcost_lint.model.kubernetes import Container, EnvVar, PodTemplate, Workload
 from mlcost_lint.parse.document import Document, KeyPath

@@ -17,9 +17,10 @@ What a pool keeps running with no job: :mod:`mlcost_lint.model.kept_capacity`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Iterable
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.capacity import ON_DEMAND, RESERVED, SPOT
 from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN, Location, Maybe

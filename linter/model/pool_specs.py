@@ -12,9 +12,9 @@ Read into node pools by :mod:`mlcost_lint.model.node_pools`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.capacity import ON_DEMAND, RESERVED, SPOT
 from mlcost_lint.model.core import UNKNOWN, Maybe
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.absent import Absent
 from mlcost_lint.model.cloud import CloudResource, TerraformModel
 from mlcost_lint.model.core import Location, Maybe

@@ -4,9 +4,9 @@ file that is not ours costs nothing and prints nothing)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.parse.document import FileKind, ParsedFile
 from mlcost_lint.pickling import pickled_by_fields
 

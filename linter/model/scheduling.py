@@ -16,9 +16,10 @@ Read by the link stage (:mod:`mlcost_lint.link.pools`), the rules and
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Mapping
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import Location
 
 if TYPE_CHECKING:

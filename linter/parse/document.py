@@ -14,10 +14,11 @@ and sent between worker processes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Any
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import Location
 from mlcost_lint.pickling import pickled_by_fields
 

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Union
+
+from mlcost_lint.lean_dataclass import dataclass
 
 if TYPE_CHECKING:
     from mlcost_lint.parse.document import HclOutline

@@ -15,7 +15,9 @@ splitter the container commands use (:mod:`mlcost_lint.link.shell`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from mlcost_lint.lean_dataclass import dataclass
 
 # Long options that take a value (sbatch(1)); the ones rules.md reads first.
 _VALUE_OPTIONS = frozenset({

@@ -11,10 +11,12 @@ from __future__ import annotations
 import csv
 import io
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from pathlib import Path
 from typing import Any, Iterable
+
+from mlcost_lint.lean_dataclass import dataclass
 
 COLUMNS = ("cloud", "instance_type", "accelerator", "accelerator_count", "vcpus", "memory_gib", "region",
            "on_demand_usd_per_hour", "spot_usd_per_hour_min", "spot_usd_per_hour_median")

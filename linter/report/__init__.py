@@ -8,9 +8,10 @@ none of them decides anything about findings.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.rule import Finding, Rule
 
 FORMATS = ("text", "full", "json", "sarif", "github", "rdjson", "gitlab", "junit")

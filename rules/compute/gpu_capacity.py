@@ -9,9 +9,9 @@ What GPU capacity a Terraform resource keeps and where a pod template runs
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import UNKNOWN, Location, Maybe
 
 if TYPE_CHECKING:

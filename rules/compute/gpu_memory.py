@@ -11,9 +11,9 @@ written, different known values make the setting unknown.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.model.kubernetes import Container, PodTemplate, Workload
 from mlcost_lint.model.project import ConfigLink, Project

@@ -22,9 +22,10 @@ Shared by the training-config rules (MLC301/302, MLC402/403, MLC601/602):
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.link.nearest import nearest
 from mlcost_lint.model.absent import is_absent, record_miss
 from mlcost_lint.model.core import UNKNOWN, Related, is_known

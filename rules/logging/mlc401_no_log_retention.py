@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Iterator
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.rule import Category, Confidence, Finding, Level, Reports, Rule

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.managed import per_node_job
 
-from dataclasses import dataclass
 from typing import Any, Iterator
 
 from mlcost_lint.model.core import UNKNOWN

@@ -18,9 +18,10 @@ the rules stay silent rather than guess.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable, Iterable
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.cloud import CloudResource
 from mlcost_lint.model.core import UNKNOWN, Location
 from mlcost_lint.rules.storage.tf_references import referenced, root_of

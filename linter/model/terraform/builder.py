@@ -13,9 +13,10 @@ from __future__ import annotations
 import math
 
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.cloud import CloudResource, ModuleCall, ProviderConfig, TerraformModel
 from mlcost_lint.model.core import UNKNOWN, Location, contains_unknown
 from mlcost_lint.model.terraform import refs as R

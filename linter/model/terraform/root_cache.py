@@ -32,8 +32,9 @@ package's data classes.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
+
+from mlcost_lint.lean_dataclass import dataclass
 
 if TYPE_CHECKING:
     from mlcost_lint.cache import ParseCache

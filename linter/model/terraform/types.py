@@ -8,9 +8,10 @@ node groups rely on the defaults, so they are modelled here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.model.terraform.values import EvalError, set_of, to_bool, to_number, to_string
 from mlcost_lint.parse import hcl as H

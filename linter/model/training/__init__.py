@@ -11,10 +11,11 @@ written. Values the config leaves to run time (DeepSpeed ``"auto"``, Hydra
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import UNKNOWN, Location, Maybe
 from mlcost_lint.parse.document import Document, KeyPath
 

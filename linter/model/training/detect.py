@@ -16,9 +16,9 @@ Hydra ``defaults`` list.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
+from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.training import Framework, TrainingConfig, TrainingSettings
 from mlcost_lint.model.training._values import ConfigView
 from mlcost_lint.model.training.common import apply_defaults, collect_data_paths

@@ -1,0 +1,167 @@
+"""mlcost_lint.lean_dataclass.dataclass makes the classes the standard
+decorator makes: each case below is declared twice, once with each, and
+every answer is compared (repr, ==, hash, copying as pickle does, frozen assignment,
+replace, fields, match args)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from dataclasses import FrozenInstanceError, field
+from typing import Any
+
+import pytest
+
+from mlcost_lint import lean_dataclass
+from mlcost_lint.lean_dataclass import dataclass as lean
+
+
+def _twins(options: dict, body: dict, bases: tuple = ()) -> tuple[type, type]:
+    """The same class body made by the standard decorator and by ours."""
+    made = []
+    for decorate in (dataclasses.dataclass, lean):
+        namespace = dict(body)
+        namespace["__qualname__"] = "Case"
+        cls = type("Case", bases[len(made)] if bases else (), namespace)
+        made.append(decorate(**options)(cls))
+    return made[0], made[1]
+
+
+def _annotated(**fields: Any) -> dict:
+    body: dict = {"__annotations__": {name: "Any" for name in fields}}
+    body.update({name: value for name, value in fields.items() if value is not dataclasses.MISSING})
+    return body
+
+
+def _outcome(function, *args):
+    try:
+        return "returned", function(*args)
+    except Exception as exc:  # noqa: BLE001 - the answer compared
+        return "raised", type(exc)
+
+
+NAN = float("nan")
+OPTIONS = [{"slots": True}, {"frozen": True, "slots": True}, {"frozen": True}, {}]
+BODIES = {
+    "two fields": (_annotated(a=dataclasses.MISSING, b=2), [(1,), (1, 3), ("x", [1, 2])]),
+    "one field": (_annotated(a=dataclasses.MISSING), [(1,), ((1, 2),), (NAN,)]),
+    "no field": (_annotated(), [()]),
+    "repr and compare off": (
+        _annotated(a=dataclasses.MISSING, hidden=field(default=0, repr=False, compare=False)),
+        [(1,), (1, 5)]),
+    "hash off": (_annotated(a=dataclasses.MISSING, b=field(default=0, hash=False)), [(1,), (1, 5)]),
+}
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "plain")
+@pytest.mark.parametrize("name", list(BODIES))
+def test_same_answers_as_the_standard_decorator(options: dict, name: str):
+    body, argument_lists = BODIES[name]
+    standard, ours = _twins(options, body)
+    assert [f.name for f in dataclasses.fields(ours)] == [f.name for f in dataclasses.fields(standard)]
+    assert ours.__match_args__ == standard.__match_args__
+    assert (ours.__hash__ is None) == (standard.__hash__ is None)
+    made = [(standard(*args), ours(*args)) for args in argument_lists]
+    for s, o in made:
+        assert repr(o) == repr(s)
+        assert (o == o) == (s == s)                     # NaN: equal to itself as the same object
+        assert (o != o) == (s != s)
+        assert _outcome(hash, o) == _outcome(hash, s)     # a list field: TypeError from both
+        # what pickling does (__reduce_ex__, a frozen class's __setstate__), for a class no module holds
+        again = copy.deepcopy(o)
+        assert repr(again) == repr(o) and type(again) is ours
+        if dataclasses.fields(ours):
+            first = dataclasses.fields(ours)[0].name
+            assert repr(dataclasses.replace(o, **{first: 9})) == repr(dataclasses.replace(s, **{first: 9}))
+            if options.get("frozen"):
+                with pytest.raises(FrozenInstanceError):
+                    setattr(o, first, 1)
+                with pytest.raises(FrozenInstanceError):
+                    delattr(o, first)
+            else:
+                setattr(o, first, 7)
+                setattr(s, first, 7)
+                assert repr(o) == repr(s)
+    # equality across the cases, and against other types, as the standard one answers
+    for (s1, o1) in made:
+        for (s2, o2) in made:
+            assert (o1 == o2) == (s1 == s2)
+        assert (o1 == object()) is (s1 == object()) is False
+        assert o1.__eq__(1) is NotImplemented
+
+
+def test_a_repr_that_reaches_itself_prints_dots():
+    standard, ours = _twins({"slots": True}, _annotated(items=dataclasses.MISSING))
+    s, o = standard([]), ours([])
+    s.items.append(s)
+    o.items.append(o)
+    assert repr(o) == repr(s) == "Case(items=[...])"
+
+
+def test_methods_the_class_defines_are_kept():
+    def __eq__(self, other):  # noqa: N807
+        return True
+
+    def __repr__(self):  # noqa: N807
+        return "mine"
+
+    def __hash__(self):  # noqa: N807
+        return 7
+
+    for options in OPTIONS:
+        body = {**_annotated(a=dataclasses.MISSING), "__eq__": __eq__, "__repr__": __repr__, "__hash__": __hash__}
+        standard, ours = _twins(options, body)
+        assert repr(ours(1)) == repr(standard(1)) == "mine"
+        assert (ours(1) == ours(2)) is (standard(1) == standard(2)) is True
+        assert hash(ours(1)) == hash(standard(1)) == 7
+        # __eq__ alone: Python makes __hash__ None; frozen then hashes by the fields, as the standard one
+        standard, ours = _twins(options, {**_annotated(a=dataclasses.MISSING), "__eq__": __eq__})
+        assert (ours.__hash__ is None) == (standard.__hash__ is None)
+        if standard.__hash__ is not None:
+            assert hash(ours(1)) == hash(standard(1))
+
+
+def test_subclass_fields_come_after_the_base_fields():
+    base_standard = dataclasses.dataclass(frozen=True, slots=True)(type("Base", (), _annotated(a=dataclasses.MISSING)))
+    base_ours = lean(frozen=True, slots=True)(type("Base", (), _annotated(a=dataclasses.MISSING)))
+    standard, ours = _twins({"frozen": True, "slots": True}, _annotated(b=0),
+                            bases=((base_standard,), (base_ours,)))
+    assert repr(ours(1, 2)) == repr(standard(1, 2)) == "Case(a=1, b=2)"
+    assert hash(ours(1, 2)) == hash(standard(1, 2))
+    assert ours(1, 2) == ours(1, 2) and ours(1, 2) != ours(1, 3)
+
+
+def test_other_options_go_to_the_standard_decorator():
+    cls = lean(slots=True, order=True)(type("Ordered", (), _annotated(a=dataclasses.MISSING)))
+    assert cls(1) < cls(2)
+    assert cls.__dataclass_params__.order
+
+
+def test_math_nan_is_what_the_one_field_case_compares():
+    # (x,) == (x,) is True for the same NaN object, and x == x is not: the one-field
+    # getter must build the tuple the standard __eq__ compares
+    standard, ours = _twins({"slots": True}, _annotated(a=dataclasses.MISSING))
+    value = float("nan")
+    assert (ours(value) == ours(value)) is (standard(value) == standard(value)) is True
+    assert (ours(math.nan) == ours(float("nan"))) is (standard(math.nan) == standard(float("nan"))) is False
+
+
+def test_every_class_of_the_package_uses_it_or_says_why_not():
+    """The package's data classes are made by lean_dataclass (their __eq__ is
+    the shared one) unless they pass an option it leaves to the standard decorator."""
+    import importlib
+    import pkgutil
+
+    import mlcost_lint
+
+    shared_eq = lean_dataclass._eq_of(lambda obj: ()).__code__
+    standard_only = []
+    for info in pkgutil.walk_packages(mlcost_lint.__path__, "mlcost_lint."):
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == module.__name__ and dataclasses.is_dataclass(value):
+                eq = value.__dict__.get("__eq__")
+                if eq is not None and getattr(eq, "__code__", None) is not shared_eq:
+                    standard_only.append(value.__qualname__)
+    assert standard_only == ["Location"]    # init=False, unsafe_hash=True: the standard decorator
