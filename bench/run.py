@@ -301,9 +301,19 @@ def bench_scale(files: int, args: argparse.Namespace, include_checkov: bool, cop
     run("version", "mlcost-lint --version", [*tool, "--version"], r)
     if include_checkov and args.checkov:
         out = args.work / "checkov-out"
+        # This box's speed moves by tens of percent within minutes: the cold
+        # row above ran minutes before Checkov. Cold runs just before and just
+        # after it compare the two at one moment (print_checkov).
+        cold = [*tool, ".", "--no-cache", *jobs, *common]
+        beside = run("cold-by-ck", "(g') cold, --no-cache, the runs just before and after Checkov", cold, r)
         run("checkov", "(g) checkov -d . --framework terraform kubernetes",
             [args.checkov, "-d", ".", "--framework", "terraform", "kubernetes", "--quiet", "--compact",
              "-o", "json", "--output-file-path", str(out), "--skip-download"], 1, ok_codes=(0, 1))
+        for _ in range(r):
+            beside.samples.append(measure(cold, repo, t))
+            s = beside.samples[-1]
+            print(f"  {beside.name:<10} run {len(beside.samples)}: {s.wall:8.2f} s  cpu {s.cpu:8.2f} s"
+                  f"  {s.peak_mb:7.0f} MB  load {os.getloadavg()[0]:.2f}", flush=True)
     return {"files": n, "bytes": size, "copies": copies, "rows": [{"name": x.name, "what": x.what, "median_s": x.wall,
                                                   "median_cpu_s": x.cpu, "peak_mb": x.peak, "samples": [asdict(s) for s in x.samples]}
                                                  for x in rows]}
@@ -335,6 +345,21 @@ def print_ratios(results: list[dict]) -> None:
             peak = (f"{row['peak_mb'] / b['peak_mb']:.2f}"
                     if (b.get("peak_mb") or 0) >= _MIN_PEAK_MB and (row.get("peak_mb") or 0) >= _MIN_PEAK_MB else "-")
             print(f"    {row['name']:<10} wall x{row['median_s'] / b['median_s']:.2f}  cpu x{cpu}  peak x{peak}")
+
+
+def print_checkov(results: list[dict]) -> None:
+    """How many times our cold run Checkov took: against the cold row, and
+    against the cold runs just before and after Checkov (one moment)."""
+    for res in results:
+        rows = {row["name"]: row for row in res["rows"]}
+        checkov = rows.get("checkov", {}).get("median_s")
+        if not checkov:
+            continue
+        cold, beside = rows["cold"]["median_s"], rows.get("cold-by-ck", {}).get("median_s")
+        line = f"\nCheckov / mlcost-lint cold ({_label(res)}): x{checkov / cold:.1f} against the cold row"
+        if beside:
+            line += f", x{checkov / beside:.1f} against the cold runs beside it"
+        print(line)
 
 
 def print_table(results: list[dict]) -> None:
@@ -408,6 +433,7 @@ def main() -> None:
                    for i, s in enumerate(scales)]
         shape = f"{args.tree.name if args.tree else args.files}x{args.scales.replace(',', '-')}"
     print_table(results)
+    print_checkov(results)
     if len(results) > 1:
         print_ratios(results)
     out = args.out or HERE / "results" / f"{time.strftime('%Y%m%d-%H%M')}-{shape}.json"
