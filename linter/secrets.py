@@ -171,7 +171,10 @@ class _Collector:
         # Hot loop (every node of every document): strings are handled where
         # they are met and other scalars never reach the stack; what is added
         # only depends on the node and the flag, so the order does not matter.
+        from mlcost_lint.credentials import looks_random
+
         add, text, looks, credential = self.add, self.text, looks_secret, self.credential
+        key_class = _KEY_CLASS
         stack: list[tuple[Any, bool]] = [(root, False)]
         seen: set[tuple[int, bool]] = set()   # anchors share sub-trees; cycles
         while stack:
@@ -200,13 +203,17 @@ class _Collector:
                     add(node.get("default"))         # .tf.json sensitive variable
                 children: Iterable[Any] = node.values()
                 for key, value in node.items():
-                    if looks(key):
+                    # what the key's name says, looked up once (as in evaluated())
+                    cls = key_class.get(key)
+                    if cls is None:
+                        cls = _classify_key(key)
+                    if cls == _KEY_SECRET:
                         if isinstance(value, dict):  # {"default": ...}, {"value": ...}
                             add(value.get("default"))
                             add(value.get("value"))
                         else:
                             add(value)
-                    elif isinstance(value, str) and credential(key, value):
+                    elif cls == _KEY_CREDENTIAL and isinstance(value, str) and looks_random(value.strip()):
                         add(value)
             else:
                 self._flags(node)
@@ -215,7 +222,9 @@ class _Collector:
                 if isinstance(child, str):
                     if all_secret:
                         add(child)
-                    text(child)
+                    # text()'s own first test, without the call for most strings
+                    if len(child) >= MIN_SECRET_LENGTH and ("=" in child or ":" in child or "-" in child):
+                        text(child)
                 elif isinstance(child, (dict, list)):
                     stack.append((child, all_secret))
 
@@ -300,54 +309,61 @@ class _Collector:
 
     # -- Terraform HCL -----------------------------------------------------
     def hcl_body(self, body: Any, tfvars: bool = False) -> None:
+        exprs: list[tuple[Any, bool]] = []
         attributes = getattr(body, "attributes", None) or {}
         for name, attribute in attributes.items():
             secret = looks_secret(name) or (tfvars and name in self.sensitive_vars)
-            self.hcl_expr(getattr(attribute, "expr", None), secret)
+            exprs.append((getattr(attribute, "expr", None), secret))
         stack = list(getattr(body, "blocks", None) or [])
         while stack:
             block = stack.pop()
-            sensitive = block.type == "variable" and _literal(
-                getattr(block.attributes.get("sensitive"), "expr", None)) is True
+            is_variable = block.type == "variable"
+            sensitive = is_variable and _literal(getattr(block.attributes.get("sensitive"), "expr", None)) is True
             for name, attribute in block.attributes.items():
                 secret = looks_secret(name) or (sensitive and name == "default") or (
-                    block.type == "variable" and name == "default" and block.labels
-                    and looks_secret(block.labels[0]))
-                self.hcl_expr(attribute.expr, secret)
+                    is_variable and name == "default" and block.labels and looks_secret(block.labels[0]))
+                exprs.append((attribute.expr, secret))
             stack.extend(block.blocks)
+        # One walk over every expression, last first as one call each took
+        # them: what is added depends on the node and its flag alone.
+        exprs.reverse()
+        self._hcl_exprs(exprs)
 
-    def hcl_expr(self, expr: Any, secret: bool) -> None:
+    def _hcl_exprs(self, stack: list[tuple[Any, bool]]) -> None:
         H = _hcl()
-        stack = [(expr, secret)]
+        literal_type, template_type, object_type, tuple_type = H.Literal, H.Template, H.ObjectExpr, H.TupleExpr
+        call_type, conditional_type, parenthesis_type = H.FunctionCall, H.Conditional, H.Parenthesis
+        add, text = self.add, self.text
         while stack:
             node, is_secret = stack.pop()
             if node is None:
                 continue
-            if isinstance(node, H.Literal):
+            t = type(node)
+            if t is literal_type:
                 if is_secret:
-                    self.add(node.value)
+                    add(node.value)
                 elif isinstance(node.value, str):
-                    self.text(node.value)
-            elif isinstance(node, H.Template):
+                    text(node.value)
+            elif t is template_type:
                 literal = _literal(node)
                 if is_secret and literal is not None:
-                    self.add(literal)
+                    add(literal)
                 for part in node.parts:
                     if isinstance(part, str):
-                        self.text(part)
+                        text(part)
                     else:
                         stack.append((part, False))
-            elif isinstance(node, H.ObjectExpr):
+            elif t is object_type:
                 for item in node.items:
                     key = _literal(item.key)
                     stack.append((item.value, is_secret or looks_secret(key)))
-            elif isinstance(node, H.TupleExpr):
+            elif t is tuple_type:
                 stack.extend((item, is_secret) for item in node.items)
-            elif isinstance(node, (H.FunctionCall,)):
+            elif t is call_type:
                 stack.extend((arg, is_secret) for arg in node.args)
-            elif isinstance(node, H.Conditional):
+            elif t is conditional_type:
                 stack.extend([(node.true, is_secret), (node.false, is_secret)])
-            elif isinstance(node, H.Parenthesis):
+            elif t is parenthesis_type:
                 stack.append((node.expr, is_secret))
 
 
