@@ -22,6 +22,7 @@ standard decorator keeps it; so do we).
 from __future__ import annotations
 
 import dataclasses
+import sys
 from _thread import get_ident
 from operator import attrgetter
 from typing import Any, Callable, TypeVar
@@ -55,7 +56,7 @@ def _lean(cls: T, frozen: bool, slots: bool) -> T:
     if "__repr__" not in own:
         made.__repr__ = _repr_of(tuple(f.name for f in fields if f.repr))
     if "__eq__" not in own:
-        made.__eq__ = _eq_of(_tuple_getter(tuple(f.name for f in fields if f.compare)))
+        made.__eq__ = _eq_of(tuple(f.name for f in fields if f.compare))
     if not explicit_hash:
         # eq=True: not frozen, unhashable; frozen, hashed by its fields
         made.__hash__ = _hash_of(_tuple_getter(tuple(
@@ -91,10 +92,33 @@ def _repr_of(names: tuple[str, ...]) -> Callable[[Any], str]:
     return __repr__
 
 
-def _eq_of(values: Callable[[Any], tuple]) -> Callable[[Any, Any], Any]:
+def _eq_of(names: tuple[str, ...]) -> Callable[[Any, Any], Any]:
+    """The standard ``__eq__`` of a class comparing the fields ``names``:
+    up to Python 3.12 their tuples (``(self.a, self.b) == (other.a,
+    other.b)``, which takes an object as equal to itself), from 3.13 field by
+    field (``self is other or self.a == other.a and ...``: a NaN field
+    makes two objects unequal even when it is the same NaN)."""
+    if sys.version_info < (3, 13):
+        values = _tuple_getter(names)
+
+        def __eq__(self: Any, other: Any) -> Any:  # noqa: N807 - the data model's name
+            if other.__class__ is self.__class__:
+                return values(self) == values(other)
+            return NotImplemented
+
+        return __eq__
+    getters = tuple(attrgetter(name) for name in names)
+
     def __eq__(self: Any, other: Any) -> Any:  # noqa: N807
+        if self is other:
+            return True
         if other.__class__ is self.__class__:
-            return values(self) == values(other)
+            result: Any = True
+            for get in getters:     # `a == b and c == d`: the first false answer, else the last
+                result = get(self) == get(other)
+                if not result:
+                    return result
+            return result
         return NotImplemented
 
     return __eq__

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import sys
 from dataclasses import FrozenInstanceError, field
 from typing import Any
 
@@ -138,13 +139,35 @@ def test_other_options_go_to_the_standard_decorator():
     assert cls.__dataclass_params__.order
 
 
-def test_math_nan_is_what_the_one_field_case_compares():
-    # (x,) == (x,) is True for the same NaN object, and x == x is not: the one-field
-    # getter must build the tuple the standard __eq__ compares
+def test_a_nan_field_compares_as_the_running_python_compares_it():
+    # Up to 3.12 the standard __eq__ compares tuples, and (x,) == (x,) is True for the
+    # same NaN object; from 3.13 it compares field by field, and x == x is not
     standard, ours = _twins({"slots": True}, _annotated(a=dataclasses.MISSING))
     value = float("nan")
-    assert (ours(value) == ours(value)) is (standard(value) == standard(value)) is True
+    assert (ours(value) == ours(value)) is (standard(value) == standard(value))
+    assert (ours(value) == ours(value)) is (sys.version_info < (3, 13))
     assert (ours(math.nan) == ours(float("nan"))) is (standard(math.nan) == standard(float("nan"))) is False
+    o, s = ours(value), standard(value)
+    assert (o == o) is (s == s) is True     # one object: equal to itself in every version
+
+
+class _Answer:
+    """A field whose == answers something other than a bool."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+    def __eq__(self, other: Any) -> Any:
+        return self.answer
+
+    __hash__ = None
+
+
+def test_what_eq_returns_is_what_the_standard_one_returns():
+    standard, ours = _twins({"slots": True}, _annotated(a=dataclasses.MISSING, b=dataclasses.MISSING))
+    for a, b in [(_Answer(0), _Answer("yes")), (_Answer("yes"), _Answer([])), (1, _Answer("last"))]:
+        assert (ours(a, b) == ours(a, b)) == (standard(a, b) == standard(a, b))
+        assert type(ours(a, b) == ours(a, b)) is type(standard(a, b) == standard(a, b))
 
 
 def test_every_class_of_the_package_uses_it_or_says_why_not():
@@ -155,7 +178,7 @@ def test_every_class_of_the_package_uses_it_or_says_why_not():
 
     import mlcost_lint
 
-    shared_eq = lean_dataclass._eq_of(lambda obj: ()).__code__
+    shared_eq = lean_dataclass._eq_of(()).__code__
     standard_only = []
     for info in pkgutil.walk_packages(mlcost_lint.__path__, "mlcost_lint."):
         module = importlib.import_module(info.name)
