@@ -201,18 +201,22 @@ def bench_scale(files: int, args: argparse.Namespace, include_checkov: bool, cop
     rows: list[Row] = []
     print(f"\n== {n} files, {size / 1e6:.1f} MB in {repo} (load average {os.getloadavg()[0]:.2f})", flush=True)
 
+    def sample(row: Row, cmd: list[str], ok_codes=(0,)) -> Sample:
+        """One more run of ``cmd`` into ``row``, printed."""
+        s = measure(cmd, repo, t, ok_codes=ok_codes)
+        row.samples.append(s)
+        print(f"  {row.name:<10} run {len(row.samples)}: {s.wall:8.2f} s  cpu {s.cpu:8.2f} s  {s.peak_mb:7.0f} MB"
+              f"  load {os.getloadavg()[0]:.2f}"
+              + ("  FAILED" if s.failed else "")
+              + ("  TIMEOUT" if s.timed_out else ""), flush=True)
+        return s
+
     def run(name: str, what: str, cmd: list[str], times: int, before=None, ok_codes=(0,)) -> Row:
         row = Row(name, what)
         for i in range(times):
             if before:
                 before(i)
-            row.samples.append(measure(cmd, repo, t, ok_codes=ok_codes))
-            s = row.samples[-1]
-            print(f"  {name:<10} run {i + 1}: {s.wall:8.2f} s  cpu {s.cpu:8.2f} s  {s.peak_mb:7.0f} MB"
-                  f"  load {os.getloadavg()[0]:.2f}"
-                  + ("  FAILED" if s.failed else "")
-                  + ("  TIMEOUT" if s.timed_out else ""), flush=True)
-            if s.timed_out:
+            if sample(row, cmd, ok_codes).timed_out:
                 break
         rows.append(row)
         return row
@@ -310,10 +314,8 @@ def bench_scale(files: int, args: argparse.Namespace, include_checkov: bool, cop
             [args.checkov, "-d", ".", "--framework", "terraform", "kubernetes", "--quiet", "--compact",
              "-o", "json", "--output-file-path", str(out), "--skip-download"], 1, ok_codes=(0, 1))
         for _ in range(r):
-            beside.samples.append(measure(cold, repo, t))
-            s = beside.samples[-1]
-            print(f"  {beside.name:<10} run {len(beside.samples)}: {s.wall:8.2f} s  cpu {s.cpu:8.2f} s"
-                  f"  {s.peak_mb:7.0f} MB  load {os.getloadavg()[0]:.2f}", flush=True)
+            if sample(beside, cold).timed_out:
+                break
     return {"files": n, "bytes": size, "copies": copies, "rows": [{"name": x.name, "what": x.what, "median_s": x.wall,
                                                   "median_cpu_s": x.cpu, "peak_mb": x.peak, "samples": [asdict(s) for s in x.samples]}
                                                  for x in rows]}
