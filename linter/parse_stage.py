@@ -329,15 +329,16 @@ def _read_all(files: list[SourceFile], max_bytes: int, options: LintOptions,
     """Read and key every file; with ``index``, a file whose stat is as the
     index recorded keeps its key unread."""
     out = []
+    lookup = index.lookup if index is not None else None
     for sf in files:
         st = None
-        if index is not None and sf.display != STDIN_DISPLAY:
+        if lookup is not None and sf.display != STDIN_DISPLAY:
             try:
                 st = os.stat(sf.path, follow_symlinks=sf.follow)
             except OSError:
                 st = None
             if st is not None and st.st_size <= max_bytes:
-                known = index.lookup(sf.display, st, sf.kind.value)
+                known = lookup(sf.display, st, sf.kind)
                 if known is not None:
                     out.append(_Input(sf, None, sf.kind, known, unread=True))
                     continue

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
 from mlcost_lint.config import Settings
 from mlcost_lint.discover import Discovery, SourceFile, discover
@@ -204,13 +204,18 @@ def _keep_parse_results(cache: "ParseCache", inputs: list[_Input]) -> None:
     than cache._REFRESH_SECONDS), so the results the first run wrote went
     before the newer ones of contents since changed, and the next whole run
     parsed every file again (26 s on bench/'s 8,000 files)."""
-    from mlcost_lint.cache_trees import tree_key
+    snapshot = list(inputs)     # as it is now: the parse stage replaces inputs it reads after all
 
-    for item in inputs:
-        if item.key is not None:
-            cache.keep(item.key)
-            if item.kind is FileKind.TERRAFORM:
-                cache.keep(tree_key(item.key))
+    def keys() -> Iterator[str]:
+        from mlcost_lint.cache_trees import tree_key
+
+        for item in snapshot:
+            if item.key is not None:
+                yield item.key
+                if item.kind is FileKind.TERRAFORM:
+                    yield tree_key(item.key)
+
+    cache.keep_later(keys)
 
 
 def _price_and_redact(findings: list[Finding], project: Project, settings: Settings,
@@ -302,8 +307,8 @@ class _SlicePlan:
         if len(reported) != len(reporting) or any(i.kind in project_slice.TERRAFORM_KINDS for i in reported):
             return plan
         # files changed or added since the index (a pull), read with the reported ones
-        plan.changed = [p for p in (*project_slice.changed_since(plan.index, keys),
-                                    *project_slice.added_since(plan.index, keys)) if p not in reporting]
+        since = project_slice.changed_since(plan.index, keys)
+        plan.changed = [p for p in (*since, *project_slice.added_since(plan.index, keys)) if p not in reporting]
         others = {p for p in plan.changed if not plan.index.terraform(p)}
         if len(others) > project_slice.MAX_CHANGED:
             return plan
@@ -312,7 +317,7 @@ class _SlicePlan:
         same = project_slice.same_meaning(plan.index, {p: parsed[p] for p in others})
         plan.same, plan.changed = sorted(same), [p for p in plan.changed if p not in same]
         plan.slice = project_slice.select(plan.index, keys, {p: parsed[p] for p in reporting},
-                                          {p: parsed[p] for p in others if p not in same}, same)
+                                          {p: parsed[p] for p in others if p not in same}, same, since)
         plan.removed = list(plan.slice.removed) if plan.slice is not None else []
         if plan.slice is not None and not var_inputs:   # --var-file values are evaluated with the files
             # changed .tf files stand for Terraform by their meaning (ParsedFile.meaning): comments
@@ -349,7 +354,8 @@ class _SlicePlan:
                 read_model(pf)
                 if pf.model is not None:
                     cache_trees.store(self.cache, self.keys[path], pf)
-        plan = project_slice.select(index, self.keys, {}, {p: pf for p, pf in parsed.items() if p not in same}, same)
+        plan = project_slice.select(index, self.keys, {}, {p: pf for p, pf in parsed.items() if p not in same}, same,
+                                    changed)
         if plan is None:
             return
         reread = self._meanings(terraform_changed, settings, options, inputs)

@@ -332,8 +332,8 @@ class Slice:
 
 def changed_since(index: ProjectIndex, keys: dict[str, str | None]) -> list[str]:
     """The files whose content (parse key) is not what the index recorded."""
-    files = index.files
-    return [path for path, key in keys.items() if path in files and files[path].key != key]
+    get = index.files.get
+    return [path for path, key in keys.items() if (entry := get(path)) is not None and entry.key != key]
 
 
 def added_since(index: ProjectIndex, keys: dict[str, str | None]) -> list[str]:
@@ -380,7 +380,8 @@ def may_be_added(pf: ParsedFile) -> bool:
 
 
 def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str, ParsedFile],
-           changed: dict[str, ParsedFile] | None = None, same: Iterable[str] = ()) -> Slice | None:
+           changed: dict[str, ParsedFile] | None = None, same: Iterable[str] = (),
+           since: Iterable[str] | None = None) -> Slice | None:
     """The files to read for the reported files (display path -> their
     parse result now), or None when the whole project must be read: a
     file added or removed that reaches more than its joins, a reported or
@@ -398,6 +399,8 @@ def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str,
 
     ``same``: other files changed whose meaning is the index's (same_meaning):
     no file reads them differently, so they count as unchanged.
+
+    ``since``: changed_since(index, keys), when the caller has it.
 
     A file new since the index is read as a changed one when it is among
     ``reported`` or ``changed`` and may_be_added; its links are what the
@@ -419,7 +422,7 @@ def select(index: ProjectIndex, keys: dict[str, str | None], reported: dict[str,
             if pf is None or not may_be_added(pf):
                 return None
     if any(path not in reported and path not in changed and path not in same and not files[path].terraform
-           for path in changed_since(index, keys)):
+           for path in (changed_since(index, keys) if since is None else since)):
         return None
     for path, pf in (*reported.items(), *changed.items()):
         old = files.get(path)

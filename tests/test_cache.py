@@ -139,6 +139,34 @@ def test_prune_drops_oldest_but_keeps_entries_in_use(tmp_path: Path, monkeypatch
     assert not list((tmp_path / "cache").rglob(".tmp-*"))
 
 
+def test_entries_kept_later_are_named_only_when_a_prune_scans(tmp_path: Path, monkeypatch):
+    # pipeline._keep_parse_results names the entries of every file of the
+    # tree (8,000 on bench/'s largest): only a prune that scans needs them.
+    import os
+
+    import mlcost_lint.cache as cache_mod
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(cache_mod, "MAX_ENTRIES", 3)
+    cache = _cache(tmp_path)
+    keys = [cache.key(str(i).encode(), f"{i}.yaml", "yaml") for i in range(5)]
+    for age, key in enumerate(keys):
+        cache.put(key, ParsedFile(path=key, kind=FileKind.YAML))
+        os.utime(cache._path(key), (1_000_000 + age, 1_000_000 + age))   # keys[0] oldest
+    asked = []
+    cache.keep_later(lambda: asked.append("first") or [keys[0], keys[1]])
+    cache.prune()       # no stamp yet: scanned; the two oldest are kept, the next two go
+    assert asked == ["first"]
+    assert {p.stem for p in (tmp_path / "cache").rglob("*.pkl")} == {keys[0], keys[1], keys[4]}
+
+    again = _cache(tmp_path)     # a run a moment later: one write, no scan
+    again.put(again.key(b"new", "new.yaml", "yaml"), ParsedFile(path="new.yaml", kind=FileKind.YAML))
+    again.keep_later(lambda: asked.append("second") or [])
+    again.prune()
+    assert asked == ["first"]
+    assert len(list((tmp_path / "cache").rglob("*.pkl"))) == 4
+
+
 def _yaml_project(tmp_path: Path, n: int = 30) -> list:
     from mlcost_lint.discover import SourceFile
 
