@@ -22,10 +22,7 @@ to be parsed (a missing parse result, a .tf tree to re-parse).
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
 import time
-from stat import S_ISREG
 from dataclasses import field
 from typing import TYPE_CHECKING
 
@@ -33,6 +30,7 @@ from mlcost_lint.lean_dataclass import dataclass
 
 if TYPE_CHECKING:
     from mlcost_lint.cache import ParseCache
+    from mlcost_lint.probe_ahead import Probe
 
 # "i" + hex: the index sits in shard folders i0..if, apart from parse entries (00..ff) and runs (r0..rf).
 INDEX_PREFIX = "i"
@@ -42,11 +40,10 @@ RACY_SECONDS = 2      # FAT and some network file systems keep times in 2-second
 Stamp = tuple[int, int, int, int, int, str]
 
 
-def stamp_of(st: os.stat_result, kind: str) -> Stamp | None:
+def stamp_of(found: "Probe", kind: str) -> Stamp | None:
     """What an entry records of a regular file, or None for anything else."""
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, kind)
+    regular, dev, ino, size, mtime_ns, ctime_ns = found
+    return (dev, ino, size, mtime_ns, ctime_ns, kind) if regular else None
 
 
 @dataclass(slots=True)
@@ -69,24 +66,24 @@ class FileIndex:
             index.entries = loaded
         return index
 
-    def lookup(self, display: str, st: os.stat_result, kind: str) -> str | None:
-        """The parse key recorded for this file when its stat is unchanged
-        (``kind``: a FileKind or its value; a str enum equals its value)."""
-        found = self.entries.get(display)
-        if found.__class__ is not tuple or len(found) != 2:
+    def lookup(self, display: str, found: "Probe", kind: str) -> str | None:
+        """The parse key recorded for this file when its stat (``found``) is
+        unchanged (``kind``: a FileKind or its value; a str enum equals its value)."""
+        entry = self.entries.get(display)
+        if entry.__class__ is not tuple or len(entry) != 2:
             return None
-        recorded, key = found
+        recorded, key = entry
         # stamp_of, written out: this runs for every file of every run with a
         # cache (8,000 calls in a pre-commit hook on bench/'s largest tree)
-        if (key.__class__ is not str or not S_ISREG(st.st_mode)
-                or recorded != (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, kind)):
+        if (key.__class__ is not str or not found[0]
+                or recorded != (found[1], found[2], found[3], found[4], found[5], kind)):
             return None
-        self.seen[display] = found
+        self.seen[display] = entry
         return key
 
-    def record(self, display: str, st: os.stat_result | None, kind: str, key: str) -> None:
-        """A file read and hashed this run (``st``: its stat before reading)."""
-        stamp = stamp_of(st, kind) if st is not None else None
+    def record(self, display: str, found: "Probe | None", kind: str, key: str) -> None:
+        """A file read and hashed this run (``found``: its stat before reading)."""
+        stamp = stamp_of(found, kind) if found is not None else None
         if stamp is None or max(stamp[3], stamp[4]) >= self.trusted_before_ns:
             return
         self.seen[display] = (stamp, key)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from mlcost_lint.file_index import FileIndex
     from mlcost_lint.model.build import ProjectBuilder
     from mlcost_lint.pipeline import LintOptions
+    from mlcost_lint.probe_ahead import Probe
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,20 +326,23 @@ class _Input:
 
 
 def _read_all(files: list[SourceFile], max_bytes: int, options: LintOptions,
-              cache: ParseCache | None, index: "FileIndex | None" = None) -> list[_Input]:
+              cache: ParseCache | None, index: "FileIndex | None" = None,
+              probes: "list[Probe | None] | None" = None) -> list[_Input]:
     """Read and key every file; with ``index``, a file whose stat is as the
-    index recorded keeps its key unread."""
+    index recorded keeps its key unread. ``probes``: each file's stat when
+    it was taken ahead (mlcost_lint.probe_ahead), else it is taken here."""
+    from mlcost_lint.probe_ahead import probe
+
+    if index is not None and probes is None:
+        probes = [None if sf.display == STDIN_DISPLAY else probe(sf.path, sf.follow) for sf in files]
     out = []
     lookup = index.lookup if index is not None else None
-    for sf in files:
-        st = None
+    for n, sf in enumerate(files):
+        found = None
         if lookup is not None and sf.display != STDIN_DISPLAY:
-            try:
-                st = os.stat(sf.path, follow_symlinks=sf.follow)
-            except OSError:
-                st = None
-            if st is not None and st.st_size <= max_bytes:
-                known = lookup(sf.display, st, sf.kind)
+            found = probes[n]
+            if found is not None and found[3] <= max_bytes:
+                known = lookup(sf.display, found, sf.kind)
                 if known is not None:
                     out.append(_Input(sf, None, sf.kind, known, unread=True))
                     continue
@@ -347,7 +351,7 @@ def _read_all(files: list[SourceFile], max_bytes: int, options: LintOptions,
         if done is None and cache is not None and sf.display != STDIN_DISPLAY:
             key = cache.key(data, sf.display, kind.value)
             if index is not None:
-                index.record(sf.display, st, kind.value, key)
+                index.record(sf.display, found, kind.value, key)
         out.append(_Input(sf, data, kind, key, done))
     return out
 

@@ -87,24 +87,28 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
         walks = WalkCache(cache)
     found: Discovery = discover(paths, settings.all_excludes, settings.root,
                                 respect_gitignore=settings.respect_gitignore, walks=walks)
-    index = None
+    var_inputs = _read_all([SourceFile(v, v, FileKind.TERRAFORM_VARS) for v in options.var_files],
+                           max_bytes, options, cache)
+    index = ahead = preloaded = None
     if cache is not None:
+        from mlcost_lint import run_cache
         from mlcost_lint.file_index import FileIndex
+        from mlcost_lint.probe_ahead import ProbesAhead
 
+        if options.report_paths is not None and parse_jobs(options) > 1:
+            # a hook: a child stats the tree while this process loads the indexes (probe_ahead)
+            ahead = ProbesAhead.start(found.files)
         index = FileIndex.open(cache, os.getcwd())
-    inputs = _read_all(found.files, max_bytes, options, cache, index)
+        # read once: the run key and the Terraform root keys both hold it (and a price file's content)
+        settings_key = run_cache.settings_fingerprint(settings)
+        if ahead is not None:
+            preloaded = _SlicePlan.preload(cache, settings_key, var_inputs, options, paths)
+    inputs = _read_all(found.files, max_bytes, options, cache, index, ahead.result() if ahead is not None else None)
     if index is not None:
         index.save()
     if cache is not None:
         _keep_parse_results(cache, inputs)
-    var_inputs = _read_all([SourceFile(v, v, FileKind.TERRAFORM_VARS) for v in options.var_files],
-                           max_bytes, options, cache)
     key = None
-    if cache is not None:
-        from mlcost_lint import run_cache
-
-        # read once: the run key and the Terraform root keys both hold it (and a price file's content)
-        settings_key = run_cache.settings_fingerprint(settings)
     if cache is not None and options.reuse_run and "-" not in paths:
         key = run_cache.run_key(cache, paths=paths, report_paths=options.report_paths, settings_key=settings_key,
                                 file_keys=[i.run_key_part() for i in inputs],
@@ -147,8 +151,8 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
             findings = [f for f in findings if f.location.path in options.report_paths]
         return _Analysis(parsed, project, findings, failures)
 
-    plan = _SlicePlan.make(cache, settings, settings_key, inputs, var_inputs, options, paths, bool(found.errors)) \
-        if cache is not None else None
+    plan = _SlicePlan.make(cache, settings, settings_key, inputs, var_inputs, options, paths, bool(found.errors),
+                           preloaded) if cache is not None else None
     # a slice of the project when the index allows one and it held all it needed; else the whole project
     done = plan.analyse(analyse, inputs) if plan is not None and plan.slice is not None else None
     parsed, project, findings, failures = done or analyse(inputs)
@@ -282,22 +286,44 @@ class _SlicePlan:
         # Files the index has that are gone (project_slice.may_go): their entries go, their joins are read.
         self.removed: list[str] = []
 
-    @classmethod
-    def make(cls, cache: ParseCache, settings: Settings, settings_key: str, inputs: list[_Input],
-             var_inputs: list[_Input], options: LintOptions, paths: list[str], discovery_errors: bool = False
-             ) -> "_SlicePlan | None":
+    @staticmethod
+    def _index_key(cache: ParseCache, settings_key: str, var_inputs: list[_Input], options: LintOptions,
+                   paths: list[str]) -> str | None:
+        """The project index's key; None for explicit files alone (no project to slice)."""
         from mlcost_lint import project_slice
 
         if "-" in paths or not any(os.path.isdir(p) for p in paths):
+            return None
+        return project_slice.index_key(cache, settings_key, os.getcwd(), [i.run_key_part() for i in var_inputs],
+                                       options.cli_vars)
+
+    @classmethod
+    def preload(cls, cache: ParseCache, settings_key: str, var_inputs: list[_Input], options: LintOptions,
+                paths: list[str]) -> "tuple[str, ProjectIndex | None] | None":
+        """The project index a reporting run's plan reads (make), loaded before
+        the files are keyed: while a child stats them (probe_ahead)."""
+        from mlcost_lint import project_slice
+
+        key = cls._index_key(cache, settings_key, var_inputs, options, paths)
+        return (key, project_slice.load(cache, key)) if key is not None else None
+
+    @classmethod
+    def make(cls, cache: ParseCache, settings: Settings, settings_key: str, inputs: list[_Input],
+             var_inputs: list[_Input], options: LintOptions, paths: list[str], discovery_errors: bool = False,
+             preloaded: "tuple[str, ProjectIndex | None] | None" = None) -> "_SlicePlan | None":
+        from mlcost_lint import project_slice
+
+        key = cls._index_key(cache, settings_key, var_inputs, options, paths)
+        if key is None:
             return None     # explicit files alone: no project to slice
-        key = project_slice.index_key(cache, settings_key, os.getcwd(), [i.run_key_part() for i in var_inputs],
-                                      options.cli_vars)
         keys = {i.source.display: i.key for i in inputs}
         reporting = options.report_paths
         # a whole run that only reports may take unchanged files' findings from the last one
         incremental = reporting is None and options.reuse_run and not var_inputs and not discovery_errors
-        plan = cls(cache, key, project_slice.load(cache, key) if reporting is not None or incremental else None,
-                   keys, reporting)
+        index = None
+        if reporting is not None or incremental:
+            index = preloaded[1] if preloaded is not None and preloaded[0] == key else project_slice.load(cache, key)
+        plan = cls(cache, key, index, keys, reporting)
         if plan.index is None:
             return plan
         if reporting is None:

@@ -1,0 +1,119 @@
+"""Stats taken ahead by a forked child (mlcost_lint.probe_ahead): the same
+answers as stat'ing here, a fallback when the child fails, and a pre-commit
+hook that uses them reports what it reports without them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import mlcost_lint.file_index as file_index
+import mlcost_lint.probe_ahead as probe_ahead
+from mlcost_lint.config import load_settings
+from mlcost_lint.discover import SourceFile
+from mlcost_lint.parse.document import FileKind
+from mlcost_lint.pipeline import LintOptions, lint
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this system: stats are taken in-process")
+
+
+def _files(tmp_path: Path) -> list[SourceFile]:
+    (tmp_path / "a.yaml").write_text("kind: Pod\n")
+    (tmp_path / "big.yaml").write_bytes(b"x: 1\n" * 1000)
+    (tmp_path / "folder.yaml").mkdir()                       # not a regular file
+    (tmp_path / "link.yaml").symlink_to(tmp_path / "a.yaml")  # walked: not followed
+    return [SourceFile(str(tmp_path / name), name, FileKind.YAML, follow=follow)
+            for name, follow in [("a.yaml", False), ("big.yaml", False), ("folder.yaml", False),
+                                 ("link.yaml", False), ("link.yaml", True), ("gone.yaml", False)]]
+
+
+def test_the_child_answers_as_a_stat_here_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(probe_ahead, "MIN_FILES", 1)
+    files = _files(tmp_path)
+    ahead = probe_ahead.ProbesAhead.start(files)
+    assert ahead is not None
+    got = ahead.result()
+    here = [probe_ahead.probe(sf.path, sf.follow) for sf in files]
+    assert got is not None and len(got) == len(files)
+    assert got[:5] == here[:5]
+    assert [g[0] for g in got[:5]] == [True, True, False, False, True]
+    # a file that cannot be stat'ed: None here, a non-regular probe of size -1 from the child;
+    # both are read (and fail) as before, and neither is recorded in the file index
+    assert here[5] is None and got[5] == (False, 0, 0, -1, 0, 0)
+    assert file_index.stamp_of(got[5], "yaml") is None
+
+
+def test_too_few_files_or_threads_running_take_no_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    files = _files(tmp_path)
+    assert probe_ahead.ProbesAhead.start(files) is None      # MIN_FILES
+    monkeypatch.setattr(probe_ahead, "MIN_FILES", 1)
+    monkeypatch.setattr(probe_ahead, "_threads_running", lambda: True)
+    assert probe_ahead.ProbesAhead.start(files) is None
+
+
+def test_a_child_that_fails_leaves_the_stats_to_the_caller(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(probe_ahead, "MIN_FILES", 1)
+
+    def failing(fd: int, files: list) -> None:
+        os.write(fd, b"\0" * 10)     # a partial answer, then an error
+        raise RuntimeError("stat failed")
+
+    monkeypatch.setattr(probe_ahead, "_send", failing)
+    ahead = probe_ahead.ProbesAhead.start(_files(tmp_path))
+    assert ahead is not None
+    assert ahead.result() is None
+
+
+JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train-{i}
+spec:
+  template:
+    spec:
+      containers:
+        - name: t
+          image: trainer:1
+          args: ["--config", "/cfg/config-{i}.yaml"]
+          resources:
+            limits:
+              nvidia.com/gpu: 4
+      restartPolicy: Never
+"""
+
+
+def test_a_hook_with_stats_ahead_reports_what_it_reports_without(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(file_index, "RACY_SECONDS", 0)   # files written just now count as settled
+    root = tmp_path / "project"
+    (root / "k8s").mkdir(parents=True)
+    for i in range(6):
+        (root / "k8s" / f"job-{i}.yaml").write_text(JOB.format(i=i))
+    monkeypatch.chdir(root)
+    settings = load_settings(None, root)
+
+    def hook(cache: str) -> list:
+        result = lint([".", "k8s/job-2.yaml"], settings,
+                      LintOptions(cache_dir=root.parent / cache, jobs=2, report_paths=frozenset({"k8s/job-2.yaml"})))
+        return [(f.code, f.location, f.message) for f in result.findings]
+
+    taken = []
+    real_start = probe_ahead.ProbesAhead.start
+
+    def spying(files):
+        ahead = real_start(files)
+        taken.append(ahead is not None)
+        return ahead
+
+    monkeypatch.setattr(probe_ahead.ProbesAhead, "start", staticmethod(spying))
+    lint(["."], settings, LintOptions(cache_dir=root.parent / "without", jobs=2))   # the index a hook slices
+    lint(["."], settings, LintOptions(cache_dir=root.parent / "with", jobs=2))
+    (root / "k8s" / "job-2.yaml").write_text(JOB.format(i=2).replace("nvidia.com/gpu: 4", "nvidia.com/gpu: 8"))
+    without = hook("without")
+    monkeypatch.setattr(probe_ahead, "MIN_FILES", 1)
+    with_child = hook("with")
+    assert taken == [False, True]     # whole runs take no child; the second hook did
+    assert with_child == without and with_child
+    assert all(loc.path == "k8s/job-2.yaml" for _, loc, _ in with_child)
