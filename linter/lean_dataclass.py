@@ -9,10 +9,16 @@ runs), a pre-commit or incremental run about a fifth of its time. A third
 of that was ``__eq__``, ``__repr__`` and ``__hash__``, which need nothing
 compiled: the functions here read the fields through ``operator.attrgetter``
 and give the same answers (the same tuples compared and hashed, the same
-text, the same guard against a repr that reaches itself). ``__init__`` and a
-frozen class's ``__setattr__``/``__delattr__`` are still the standard ones:
-they are where compiled code pays at run time, or where the standard
-``__init__`` depends on them.
+text, the same guard against a repr that reaches itself). A frozen class's
+``__setattr__``/``__delattr__`` are still the standard ones, and so is
+``__init__``, except for a frozen class with slots whose fields are all
+plain (annotated, with or without a plain default, none inherited, no
+``field()``, no ``__post_init__``): the standard one sets each field through
+``object.__setattr__`` (it must pass over the frozen ``__setattr__``), ours
+through the slot's own descriptor, 0.9 against 2.0 us for a 6-field object
+(5,985 training-config stand-ins in a pre-commit hook's project index on
+bench/'s 8,000-file tree, 8,000 discovered files in its recorded walk). It is
+compiled as the standard one is, once per class, with the same parameters.
 
 Any option beyond ``frozen`` and ``slots`` goes to the standard decorator
 unchanged, as does a class that defines one of those methods itself (the
@@ -22,6 +28,7 @@ standard decorator keeps it; so do we).
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import sys
 from _thread import get_ident
 from operator import attrgetter
@@ -51,8 +58,13 @@ def _lean(cls: T, frozen: bool, slots: bool) -> T:
     # a class body with __eq__ and no __hash__ has __hash__ = None made for it.
     class_hash = own.get("__hash__", _MISSING)
     explicit_hash = not (class_hash is _MISSING or (class_hash is None and "__eq__" in own))
-    made = dataclasses.dataclass(cls, repr=False, eq=False, frozen=frozen, slots=slots)
+    fast_init = frozen and slots and _plain_fields(cls)
+    made = dataclasses.dataclass(cls, repr=False, eq=False, frozen=frozen, slots=slots, init=not fast_init)
     fields = dataclasses.fields(made)
+    if fast_init:
+        made.__init__ = _frozen_slots_init(made, fields)
+        if own.get("__doc__") is None:     # the standard decorator's text, from the signature
+            made.__doc__ = made.__name__ + str(inspect.signature(made)).replace(" -> None", "")
     if "__repr__" not in own:
         made.__repr__ = _repr_of(tuple(f.name for f in fields if f.repr))
     if "__eq__" not in own:
@@ -62,6 +74,47 @@ def _lean(cls: T, frozen: bool, slots: bool) -> T:
         made.__hash__ = _hash_of(_tuple_getter(tuple(
             f.name for f in fields if (f.compare if f.hash is None else f.hash)))) if frozen else None
     return made
+
+
+def _plain_fields(cls: type) -> bool:
+    """Whether ``cls``'s fields, as the standard decorator will find them, are
+    all its own, annotated with a plain default or none (_frozen_slots_init)."""
+    if "__init__" in cls.__dict__ or hasattr(cls, "__post_init__"):
+        return False
+    if any(dataclasses.is_dataclass(base) for base in cls.__mro__[1:]):
+        return False    # inherited fields
+    annotations = cls.__dict__.get("__annotations__", {})
+    for name, annotation in annotations.items():
+        text = annotation if isinstance(annotation, str) else repr(annotation)
+        if name == "self" or any(word in text for word in ("ClassVar", "InitVar", "KW_ONLY")):
+            return False
+        if isinstance(cls.__dict__.get(name), dataclasses.Field):
+            return False
+    return True
+
+
+def _frozen_slots_init(cls: type, fields: tuple[dataclasses.Field, ...]) -> Callable[..., None]:
+    """``__init__`` for a frozen class with slots and plain fields: each
+    field set through its slot's descriptor (the frozen ``__setattr__`` is not
+    asked), with the standard one's parameters and defaults."""
+    namespace: dict[str, Any] = {}
+    params, body = [], []
+    for f in fields:
+        if not f.init or f.kw_only is True or f.default_factory is not dataclasses.MISSING:
+            raise TypeError(f"{cls.__qualname__}.{f.name}: not a plain field")    # _plain_fields let it pass
+        namespace[f"__set_{f.name}"] = cls.__dict__[f.name].__set__
+        if f.default is dataclasses.MISSING:
+            params.append(f.name)
+        else:
+            namespace[f"__default_{f.name}"] = f.default
+            params.append(f"{f.name}=__default_{f.name}")
+        body.append(f"    __set_{f.name}(self, {f.name})\n")
+    source = f"def __init__(self, {', '.join(params)}):\n" + ("".join(body) or "    pass\n")
+    exec(source, namespace)     # noqa: S102 - our own text, as dataclasses compiles its __init__
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__annotations__ = {**{f.name: f.type for f in fields}, "return": None}
+    return init
 
 
 def _tuple_getter(names: tuple[str, ...]) -> Callable[[Any], tuple]:

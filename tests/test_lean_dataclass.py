@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import math
 import sys
 from dataclasses import FrozenInstanceError, field
@@ -90,6 +91,59 @@ def test_same_answers_as_the_standard_decorator(options: dict, name: str):
             assert (o1 == o2) == (s1 == s2)
         assert (o1 == object()) is (s1 == object()) is False
         assert o1.__eq__(1) is NotImplemented
+
+
+def _call(cls: type, args: tuple, kwargs: dict) -> tuple:
+    try:
+        return "made", repr(cls(*args, **kwargs))
+    except TypeError as exc:
+        return "raised", str(exc)
+
+
+def _sets_through_object(cls: type) -> bool:
+    """Whether ``cls.__init__`` is the standard frozen one (object.__setattr__ per field)."""
+    code = cls.__init__.__code__
+    return "__dataclass_builtins_object__" in code.co_freevars + code.co_names
+
+
+@pytest.mark.parametrize("name", list(BODIES))
+def test_a_frozen_class_with_slots_is_made_and_called_as_the_standard_one(name: str):
+    # its __init__ is ours when every field is plain (lean_dataclass._frozen_slots_init)
+    body, argument_lists = BODIES[name]
+    standard, ours = _twins({"frozen": True, "slots": True}, body)
+    plain = not any(isinstance(value, dataclasses.Field) for value in body.values())
+    assert _sets_through_object(ours) is (not plain and bool(dataclasses.fields(ours)))
+    assert _sets_through_object(standard) is bool(dataclasses.fields(standard))
+    assert ours.__doc__ == standard.__doc__
+    assert str(inspect.signature(ours)) == str(inspect.signature(standard))
+    names = [f.name for f in dataclasses.fields(ours)]
+    for args in argument_lists:
+        assert _call(ours, args, {}) == _call(standard, args, {})
+        assert _call(ours, (), dict(zip(names, args))) == _call(standard, (), dict(zip(names, args)))
+    for args, kwargs in [((), {}), ((1, 2, 3, 4), {}), ((1,), {"nope": 2}), ((1,), {"a": 1})]:
+        assert _call(ours, args, kwargs) == _call(standard, args, kwargs)
+
+
+def test_classes_that_are_not_plain_keep_the_standard_init():
+    post_init = {**_annotated(a=dataclasses.MISSING), "__post_init__": lambda self: None}
+    class_var = {"__annotations__": {"a": "Any", "count": "ClassVar[int]"}, "count": 0}
+    for body in (post_init, class_var):
+        standard, ours = _twins({"frozen": True, "slots": True}, body)
+        assert _sets_through_object(ours)
+        assert repr(ours(1)) == repr(standard(1))
+    base = lean(frozen=True, slots=True)(type("Base", (), _annotated(a=dataclasses.MISSING)))
+    assert not _sets_through_object(base)
+    child = lean(frozen=True, slots=True)(type("Child", (base,), _annotated(b=0)))
+    assert _sets_through_object(child)      # inherited fields: the standard one
+    assert repr(child(1, 2)) == "Child(a=1, b=2)"
+
+
+def test_the_packages_busiest_frozen_classes_set_their_slots_directly():
+    from mlcost_lint.discover import SourceFile
+    from mlcost_lint.model.absent import AbsentConfig, AbsentConfigMap
+
+    for cls in (SourceFile, AbsentConfig, AbsentConfigMap):
+        assert not _sets_through_object(cls), cls
 
 
 def test_a_repr_that_reaches_itself_prints_dots():
