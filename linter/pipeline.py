@@ -329,7 +329,8 @@ class _SlicePlan:
         if reporting is None:
             plan._incremental(settings, options, inputs)
             return plan
-        reported = [i for i in inputs if i.source.display in reporting]
+        by_path = {i.source.display: i for i in inputs}
+        reported = [by_path[p] for p in reporting if p in by_path]
         if len(reported) != len(reporting) or any(i.kind in project_slice.TERRAFORM_KINDS for i in reported):
             return plan
         # files changed or added since the index (a pull), read with the reported ones
@@ -338,8 +339,9 @@ class _SlicePlan:
         others = {p for p in plan.changed if not plan.index.terraform(p)}
         if len(others) > project_slice.MAX_CHANGED:
             return plan
-        parsed = {pf.path: pf for pf in _parse_inputs([i for i in inputs if i.source.display in reporting
-                                                       or i.source.display in others], settings, options, cache)}
+        # in input order (discovery's: by display path)
+        read = [by_path[p] for p in sorted(reporting | others)]
+        parsed = {pf.path: pf for pf in _parse_inputs(read, settings, options, cache)}
         same = project_slice.same_meaning(plan.index, {p: parsed[p] for p in others})
         plan.same, plan.changed = sorted(same), [p for p in plan.changed if p not in same]
         plan.slice = project_slice.select(plan.index, keys, {p: parsed[p] for p in reporting},
@@ -431,6 +433,8 @@ class _SlicePlan:
         from mlcost_lint import run_cache
         from mlcost_lint.cache_trees import HclTrees
 
+        if not paths:
+            return {}
         wanted = set(paths)
         chosen = [i for i in inputs if i.source.display in wanted and i.kind is FileKind.TERRAFORM]
         if not chosen:
