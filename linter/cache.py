@@ -64,7 +64,7 @@ from typing import Any, Callable, Iterable
 from mlcost_lint import __version__
 from mlcost_lint.cache_io import SUPPORTED as CACHE_IO_SUPPORTED
 from mlcost_lint.cache_io import (KEY_BYTES, KEY_FILE_MAX, SIG_LEN, WRITE_FLAGS, close_all, close_fd, inside,
-                                  key_folder, open_dir, read_regular_at, sign, verified, write_atomic)
+                                  key_folder, open_dir, read_regular_at, sign, signed, write_atomic)
 from mlcost_lint.gc_pause import gc_paused
 from mlcost_lint.lean_dataclass import dataclass
 
@@ -160,8 +160,12 @@ class _ParseResultUnpickler(pickle.Unpickler):
         return cls
 
 
-def load_payload(payload: bytes) -> Any:
-    return _ParseResultUnpickler(io.BytesIO(payload)).load()
+def load_payload(payload: bytes, start: int = 0) -> Any:
+    """The value pickled in ``payload`` from ``start`` on (a bytes object is
+    read in place: io.BytesIO shares it)."""
+    data = io.BytesIO(payload)
+    data.seek(start)
+    return _ParseResultUnpickler(data).load()
 
 
 # -- links and the signing key ------------------------------------------------
@@ -396,19 +400,15 @@ class ParseCache:
 
     def get(self, key: str) -> Any | None:
         blob = self._read_entry(key)
-        if blob is None:
-            self.misses += 1
-            return None
-        payload = verified(blob, self._key, key)
-        if payload is None:
+        if blob is None or not signed(blob, self._key, key):
             self.misses += 1
             return None
         try:
-            if len(payload) < _LARGE_PAYLOAD:
-                value = load_payload(payload)
+            if len(blob) < _LARGE_PAYLOAD + SIG_LEN:
+                value = load_payload(blob, SIG_LEN)
             else:
                 with gc_paused():   # an index, a summary, a walk: objects that live for the run
-                    value = load_payload(payload)
+                    value = load_payload(blob, SIG_LEN)
         except Exception:
             self.misses += 1
             return None

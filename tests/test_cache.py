@@ -523,3 +523,23 @@ def test_a_large_entry_loads_with_collection_paused_and_frozen(tmp_path: Path, m
     finally:
         gc.callbacks.pop()
         gc.unfreeze()
+
+
+def test_an_entry_is_signed_as_before_and_read_in_one_piece(tmp_path: Path):
+    # sign() hashes the key and the payload in place: the same digest as over
+    # their concatenation, so entries written before still verify
+    import hashlib
+    import hmac
+
+    from mlcost_lint.cache_io import SIG_LEN, read_regular_at, sign, signed, verified
+
+    secret, payload = b"s" * 32, bytes(range(256)) * 12_000     # 3 MB: more than one read's chunk
+    assert sign(secret, "k1", payload) == hmac.new(secret, b"k1" + payload, hashlib.sha256).digest()
+    blob = sign(secret, "k1", payload) + payload
+    assert signed(blob, secret, "k1") and verified(blob, secret, "k1") == payload
+    assert not signed(blob, secret, "k2") and verified(blob[:-1], secret, "k1") is None
+    assert not signed(blob[:SIG_LEN - 1], secret, "k1")
+    entry = tmp_path / "entry.pkl"
+    entry.write_bytes(blob)
+    assert read_regular_at(str(entry), None, len(blob)) == blob
+    assert read_regular_at(str(entry), None, len(blob) - 1) is None      # over the limit
