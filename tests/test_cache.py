@@ -118,7 +118,8 @@ def test_folder_marked_and_other_versions_removed(tmp_path: Path, monkeypatch):
     assert cache.folder == root / f"v{__import__('mlcost_lint').__version__}"
 
 
-def test_prune_drops_oldest_but_keeps_entries_in_use(tmp_path: Path, monkeypatch):
+def _five_aged_entries(tmp_path: Path, monkeypatch) -> tuple[ParseCache, list[str]]:
+    """A cache of five entries, the first the oldest, that keeps three."""
     import os
 
     import mlcost_lint.cache as cache_mod
@@ -130,6 +131,13 @@ def test_prune_drops_oldest_but_keeps_entries_in_use(tmp_path: Path, monkeypatch
     for age, key in enumerate(keys):
         cache.put(key, ParsedFile(path=key, kind=FileKind.YAML))
         os.utime(cache._path(key), (1_000_000 + age, 1_000_000 + age))   # keys[0] oldest
+    return cache, keys
+
+
+def test_prune_drops_oldest_but_keeps_entries_in_use(tmp_path: Path, monkeypatch):
+    import os
+
+    cache, keys = _five_aged_entries(tmp_path, monkeypatch)
     (cache._path(keys[1]).parent / ".tmp-stale").write_bytes(b"x")
     os.utime(cache._path(keys[1]).parent / ".tmp-stale", (1, 1))
     assert cache.get(keys[0]) is not None   # in use by this run
@@ -142,17 +150,7 @@ def test_prune_drops_oldest_but_keeps_entries_in_use(tmp_path: Path, monkeypatch
 def test_entries_kept_later_are_named_only_when_a_prune_scans(tmp_path: Path, monkeypatch):
     # pipeline._keep_parse_results names the entries of every file of the
     # tree (8,000 on bench/'s largest): only a prune that scans needs them.
-    import os
-
-    import mlcost_lint.cache as cache_mod
-
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(cache_mod, "MAX_ENTRIES", 3)
-    cache = _cache(tmp_path)
-    keys = [cache.key(str(i).encode(), f"{i}.yaml", "yaml") for i in range(5)]
-    for age, key in enumerate(keys):
-        cache.put(key, ParsedFile(path=key, kind=FileKind.YAML))
-        os.utime(cache._path(key), (1_000_000 + age, 1_000_000 + age))   # keys[0] oldest
+    cache, keys = _five_aged_entries(tmp_path, monkeypatch)
     asked = []
     cache.keep_later(lambda: asked.append("first") or [keys[0], keys[1]])
     cache.prune()       # no stamp yet: scanned; the two oldest are kept, the next two go
