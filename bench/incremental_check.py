@@ -12,7 +12,10 @@ retention days; or a parse error), and
 ``mlcost-lint check TREE --format json`` with the cache is compared with
 the same run with ``--no-cache``. With ``--hooks``, each changed file is
 first linted alone with the project as context, as the pre-commit hook
-does (a sliced run that updates the index). With ``--add``, each round also
+does (a sliced run that updates the index); with ``--compare-hooks`` too,
+each hook's output is compared with the same hook's with ``--no-cache``
+(a difference counts as one; on a tree of 2,000 files or more the hook's
+stats come from a forked child: probe_ahead). With ``--add``, each round also
 adds a copy of a .yaml/.yml file beside it (a new manifest or config with
 the original's names; the hook, with ``--hooks``, is run on it too); with
 ``--remove``, it removes one. With ``--rewrite``, each change is written as
@@ -96,14 +99,24 @@ def mutate(path: Path, rng: random.Random, i: int, rewrite: bool = False) -> Non
     _write(path, "\n".join(lines), rewrite)
 
 
-def hook(tree: Path, cache: Path, path: Path) -> None:
-    cmd = [*_tool(), "check", str(path.relative_to(tree)), "--project-root", ".", "--cache-dir", str(cache),
-           "--exit-zero", "--format", "json"]
-    subprocess.run(cmd, cwd=tree, capture_output=True, timeout=900)
+def hook(tree: Path, cache: Path, path: Path, compare: bool = False) -> bool:
+    """The pre-commit hook on ``path`` with the cache; ``compare``: whether it
+    printed what the same hook prints with no cache (else True)."""
+    cmd = [*_tool(), "check", str(path.relative_to(tree)), "--project-root", ".", "--exit-zero", "--format", "json"]
+    cached = subprocess.run([*cmd, "--cache-dir", str(cache)], cwd=tree, capture_output=True, timeout=900)
+    if not compare:
+        return True
+    fresh = subprocess.run([*cmd, "--no-cache"], cwd=tree, capture_output=True, timeout=900)
+    if cached.stdout == fresh.stdout:
+        return True
+    print(f"    hook on {path.relative_to(tree)}: DIFFERENT from the hook with no cache")
+    _explain(tree, cached.stdout.decode(), fresh.stdout.decode())
+    return False
 
 
 def check(tree: Path, rounds: int, per_round: int, rng: random.Random, hooks: bool = False,
-          add: bool = False, remove: bool = False, rewrite: bool = False) -> tuple[int, int, int]:
+          add: bool = False, remove: bool = False, rewrite: bool = False,
+          compare_hooks: bool = False) -> tuple[int, int, int]:
     files = sorted(p for p in tree.rglob("*") if p.is_file() and p.suffix in SUFFIXES and ".git" not in p.parts
                    and not p.is_symlink())
     originals = {p: p.read_bytes() for p in files}
@@ -131,10 +144,11 @@ def check(tree: Path, rounds: int, per_round: int, rng: random.Random, hooks: bo
                 if not p.exists():
                     continue
                 mutate(p, rng, r, rewrite)
-                if hooks:
-                    hook(tree, cache, p)
-            if hooks and added and added[-1].name.endswith(f"-added{r}{added[-1].suffix}"):
-                hook(tree, cache, added[-1])
+                if hooks and not hook(tree, cache, p, compare_hooks):
+                    differences += 1
+            if hooks and added and added[-1].name.endswith(f"-added{r}{added[-1].suffix}") \
+                    and not hook(tree, cache, added[-1], compare_hooks):
+                differences += 1
             cached, t_cached, was_incremental = lint(tree, cache)
             fresh, t_fresh, _ = lint(tree, None)
             incremental += was_incremental
@@ -179,6 +193,8 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=3, help="files changed per round")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--hooks", action="store_true", help="run the pre-commit hook on each changed file first")
+    ap.add_argument("--compare-hooks", action="store_true",
+                    help="with --hooks: each hook's output must be the same hook's with no cache")
     ap.add_argument("--add", action="store_true",
                     help="each round, also add a copy of a .yaml/.yml file beside it (removed at the end)")
     ap.add_argument("--remove", action="store_true",
@@ -191,7 +207,7 @@ def main() -> int:
     for tree in args.trees:
         print(f"{tree}", flush=True)
         n, d, i = check(tree.resolve(), args.rounds, args.files, rng, args.hooks, args.add, args.remove,
-                        args.rewrite)
+                        args.rewrite, args.compare_hooks)
         total += n
         bad += d
         incremental += i
