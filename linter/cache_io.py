@@ -75,12 +75,12 @@ def read_regular_at(name: str, dir_fd: int | None, limit: int, refresh_after: fl
         # end, should the file have grown since.
         chunks, left, want = [], limit + 1, st.st_size + 1
         while left > 0:
-            chunk = os.read(fd, min(left, max(want, 1 << 20)))
+            chunk = os.read(fd, min(left, want))
             if not chunk:
                 break
             chunks.append(chunk)
             left -= len(chunk)
-            want = 0
+            want = 1 << 20
         data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         if len(data) > limit:
             return None

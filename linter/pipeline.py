@@ -96,7 +96,7 @@ def lint(paths: list[str], settings: Settings, options: LintOptions | None = Non
         from mlcost_lint.probe_ahead import ProbesAhead
 
         if options.report_paths is not None and parse_jobs(options) > 1:
-            # a hook: a child stats the tree while this process loads the indexes (probe_ahead)
+            # a hook: a helper process stats the tree while this process loads the indexes (probe_ahead)
             ahead = ProbesAhead.start(found.files)
         index = FileIndex.open(cache, os.getcwd())
         # read once: the run key and the Terraform root keys both hold it (and a price file's content)
@@ -301,7 +301,7 @@ class _SlicePlan:
     def preload(cls, cache: ParseCache, settings_key: str, var_inputs: list[_Input], options: LintOptions,
                 paths: list[str]) -> "tuple[str, ProjectIndex | None] | None":
         """The project index a reporting run's plan reads (make), loaded before
-        the files are keyed: while a child stats them (probe_ahead)."""
+        the files are keyed: while a helper process stats them (probe_ahead)."""
         from mlcost_lint import project_slice
 
         key = cls._index_key(cache, settings_key, var_inputs, options, paths)

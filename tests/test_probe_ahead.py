@@ -1,5 +1,5 @@
-"""Stats taken ahead by a forked child (mlcost_lint.probe_ahead): the same
-answers as stat'ing here, a fallback when the child fails, and a pre-commit
+"""Stats taken ahead by a helper process (mlcost_lint.probe_ahead): the same
+answers as stat'ing here, a fallback when the helper fails, and a pre-commit
 hook that uses them reports what it reports without them."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from mlcost_lint.discover import SourceFile
 from mlcost_lint.parse.document import FileKind
 from mlcost_lint.pipeline import LintOptions, lint
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this system: stats are taken in-process")
+pytestmark = pytest.mark.skipif(not hasattr(os, "posix_spawn"),
+                                reason="no posix_spawn on this system: stats are taken in-process")
 
 
 def _files(tmp_path: Path) -> list[SourceFile]:
@@ -29,8 +30,9 @@ def _files(tmp_path: Path) -> list[SourceFile]:
                                  ("link.yaml", False), ("link.yaml", True), ("gone.yaml", False)]]
 
 
-def test_the_child_answers_as_a_stat_here_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_the_helper_answers_as_a_stat_here_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(probe_ahead, "MIN_FILES", 1)
+    monkeypatch.setattr(probe_ahead, "HELPER_SHARE", 1.0)
     files = _files(tmp_path)
     ahead = probe_ahead.ProbesAhead.start(files)
     assert ahead is not None
@@ -39,31 +41,45 @@ def test_the_child_answers_as_a_stat_here_would(tmp_path: Path, monkeypatch: pyt
     assert got is not None and len(got) == len(files)
     assert got[:5] == here[:5]
     assert [g[0] for g in got[:5]] == [True, True, False, False, True]
-    # a file that cannot be stat'ed: None here, a non-regular probe of size -1 from the child;
+    # a file that cannot be stat'ed: None here, a non-regular probe of size -1 from the helper;
     # both are read (and fail) as before, and neither is recorded in the file index
     assert here[5] is None and got[5] == (False, 0, 0, -1, 0, 0)
     assert file_index.stamp_of(got[5], "yaml") is None
 
 
-def test_too_few_files_or_threads_running_take_no_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_the_files_past_the_helpers_share_are_stat_ed_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(probe_ahead, "MIN_FILES", 1)
+    monkeypatch.setattr(probe_ahead, "HELPER_SHARE", 0.5)
+    files = _files(tmp_path)
+    ahead = probe_ahead.ProbesAhead.start(files)
+    assert ahead is not None
+    assert ahead.result() == [probe_ahead.probe(sf.path, sf.follow) for sf in files]   # gone.yaml: None, here
+
+
+def test_too_few_files_or_no_way_to_start_the_helper_take_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     files = _files(tmp_path)
     assert probe_ahead.ProbesAhead.start(files) is None      # MIN_FILES
     monkeypatch.setattr(probe_ahead, "MIN_FILES", 1)
-    monkeypatch.setattr(probe_ahead, "_threads_running", lambda: True)
+    monkeypatch.setattr(probe_ahead, "_can_spawn", lambda: False)
+    assert probe_ahead.ProbesAhead.start(files) is None
+    monkeypatch.setattr(probe_ahead, "_can_spawn", lambda: True)
+    monkeypatch.setattr(probe_ahead, "_MAX_PATHS_BYTES", 10)   # more paths than a pipe would hold
     assert probe_ahead.ProbesAhead.start(files) is None
 
 
-def test_a_child_that_fails_leaves_the_stats_to_the_caller(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+@pytest.mark.parametrize("helper", [
+    "import sys; sys.stdout.buffer.write(bytes(10)); sys.exit(1)",     # a partial answer, then an error
+    "import sys; sys.stdout.buffer.write(bytes(41))",                  # a short answer
+    "raise SystemExit(3)",
+])
+def test_a_helper_that_fails_leaves_the_stats_to_the_caller(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capfd: pytest.CaptureFixture, helper: str):
     monkeypatch.setattr(probe_ahead, "MIN_FILES", 1)
-
-    def failing(fd: int, files: list) -> None:
-        os.write(fd, b"\0" * 10)     # a partial answer, then an error
-        raise RuntimeError("stat failed")
-
-    monkeypatch.setattr(probe_ahead, "_send", failing)
+    monkeypatch.setattr(probe_ahead, "_HELPER", helper + "\nraise RuntimeError('a traceback nobody sees')")
     ahead = probe_ahead.ProbesAhead.start(_files(tmp_path))
     assert ahead is not None
     assert ahead.result() is None
+    assert capfd.readouterr().err == ""      # the helper's standard error is the null device
 
 
 JOB = """apiVersion: batch/v1
@@ -113,7 +129,7 @@ def test_a_hook_with_stats_ahead_reports_what_it_reports_without(tmp_path: Path,
     (root / "k8s" / "job-2.yaml").write_text(JOB.format(i=2).replace("nvidia.com/gpu: 4", "nvidia.com/gpu: 8"))
     without = hook("without")
     monkeypatch.setattr(probe_ahead, "MIN_FILES", 1)
-    with_child = hook("with")
-    assert taken == [False, True]     # whole runs take no child; the second hook did
-    assert with_child == without and with_child
-    assert all(loc.path == "k8s/job-2.yaml" for _, loc, _ in with_child)
+    with_helper = hook("with")
+    assert taken == [False, True]     # whole runs take no helper; the second hook did
+    assert with_helper == without and with_helper
+    assert all(loc.path == "k8s/job-2.yaml" for _, loc, _ in with_helper)
