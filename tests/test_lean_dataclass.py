@@ -141,8 +141,9 @@ def test_classes_that_are_not_plain_keep_the_standard_init():
 def test_the_packages_busiest_frozen_classes_set_their_slots_directly():
     from mlcost_lint.discover import SourceFile
     from mlcost_lint.model.absent import AbsentConfig, AbsentConfigMap
+    from mlcost_lint.model.core import Location
 
-    for cls in (SourceFile, AbsentConfig, AbsentConfigMap):
+    for cls in (SourceFile, AbsentConfig, AbsentConfigMap, Location):
         assert not _sets_through_object(cls), cls
 
 
@@ -241,4 +242,4 @@ def test_every_class_of_the_package_uses_it_or_says_why_not():
                 eq = value.__dict__.get("__eq__")
                 if eq is not None and getattr(eq, "__code__", None) is not shared_eq:
                     standard_only.append(value.__qualname__)
-    assert standard_only == ["Location"]    # init=False, unsafe_hash=True: the standard decorator
+    assert standard_only == []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import FrozenInstanceError
 from typing import Any, TypeVar, Union
 
 from mlcost_lint.lean_dataclass import dataclass
@@ -66,12 +65,15 @@ def contains_unknown(value: Any) -> bool:
 
 
 @pickled_by_fields
-@dataclass(slots=True, eq=True, unsafe_hash=True, init=False)
+@dataclass(frozen=True, slots=True)
 class Location:
     """A place in a scanned file. ``path`` is the display path (relative to the
     working directory, ``/``-separated); ``line`` and ``column`` are 1-based.
-    Immutable and hashable, as a frozen dataclass (assignment raises
-    FrozenInstanceError); see _location_init for why it is not declared frozen."""
+
+    Made by the tens of thousands per run (every argument of every resource
+    and every value of every document, and again when cache entries are
+    read): its ``__init__`` sets the slots directly (lean_dataclass), not
+    through ``object.__setattr__`` as the standard frozen one does."""
 
     path: str
     line: int = 1
@@ -80,30 +82,6 @@ class Location:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.column}"
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-
-def _location_init(self: Location, path: str, line: int = 1, column: int = 1, end_line: int | None = None, *,
-                   _path=Location.path.__set__, _line=Location.line.__set__, _column=Location.column.__set__,
-                   _end=Location.end_line.__set__) -> None:
-    # Locations are made by the tens of thousands per run (every argument of
-    # every resource and every value of every document, and again when cache
-    # entries are read: 30,000 in a pre-commit run on bench/'s 245-file
-    # shape). A frozen dataclass's __init__ sets each field through
-    # object.__setattr__: 0.49 us a Location, 0.72 us read from a cache
-    # entry; setting the slots directly is 0.33 us and 0.52 us.
-    _path(self, path)
-    _line(self, line)
-    _column(self, column)
-    _end(self, end_line)
-
-
-Location.__init__ = _location_init
 
 
 @pickled_by_fields
