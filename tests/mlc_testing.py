@@ -23,6 +23,23 @@ SARIF_SCHEMA = ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
 SARIF_VALIDATOR = ROOT.parent / "shared" / "tools" / "validate-sarif"
 
 
+# A Kubernetes Job holding GPUs and no deadline: findings to compare between runs.
+GPU_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      containers:
+        - name: t
+          image: trainer:1
+          resources:
+            limits:
+              nvidia.com/gpu: {gpus}
+      restartPolicy: Never
+"""
+
 def sarif_schema_errors(doc: object) -> list[str]:
     """Every violation of the SARIF 2.1.0 schema in ``doc`` (empty: valid)."""
     import json

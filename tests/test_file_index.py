@@ -8,26 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from mlc_testing import GPU_JOB
+
 import mlcost_lint.file_index as file_index
 import mlcost_lint.safe_io as safe_io
 from mlcost_lint.config import load_settings
 from mlcost_lint.pipeline import LintOptions, lint
-
-JOB = """apiVersion: batch/v1
-kind: Job
-metadata:
-  name: train
-spec:
-  template:
-    spec:
-      containers:
-        - name: t
-          image: trainer:1
-          resources:
-            limits:
-              nvidia.com/gpu: {gpus}
-      restartPolicy: Never
-"""
 
 
 def _run(tmp_path: Path):
@@ -43,8 +29,8 @@ def test_unchanged_files_are_not_read_and_a_changed_file_is(tmp_path: Path, monk
     monkeypatch.chdir(tmp_path)
     (tmp_path / "k8s").mkdir()
     job = tmp_path / "k8s" / "job.yaml"
-    job.write_text(JOB.format(gpus=4))
-    (tmp_path / "k8s" / "other.yaml").write_text(JOB.format(gpus=2).replace("name: train", "name: other"))
+    job.write_text(GPU_JOB.format(name="train", gpus=4))
+    (tmp_path / "k8s" / "other.yaml").write_text(GPU_JOB.format(name="other", gpus=2))
     first = _run(tmp_path)
 
     reads = []
@@ -62,7 +48,7 @@ def test_unchanged_files_are_not_read_and_a_changed_file_is(tmp_path: Path, monk
 
     # Same size, mtime put back: the change time still differs, so it is read again.
     before = job.stat()
-    job.write_text(JOB.format(gpus=8))
+    job.write_text(GPU_JOB.format(name="train", gpus=8))
     os.utime(job, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert job.stat().st_size == before.st_size
     reads.clear()
@@ -78,7 +64,7 @@ def test_a_file_changed_just_before_the_run_is_not_recorded(tmp_path: Path, monk
     tmp_path = tmp_path / "project"
     tmp_path.mkdir()
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "job.yaml").write_text(JOB.format(gpus=4))
+    (tmp_path / "job.yaml").write_text(GPU_JOB.format(name="train", gpus=4))
     _run(tmp_path)
     reads = []
     real = safe_io.read_regular

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from mlc_testing import GPU_JOB
+
 import mlcost_lint.file_index as file_index
 import mlcost_lint.probe_ahead as probe_ahead
 from mlcost_lint.config import load_settings
@@ -30,13 +32,18 @@ def _files(tmp_path: Path) -> list[SourceFile]:
                                  ("link.yaml", False), ("link.yaml", True), ("gone.yaml", False)]]
 
 
+def _result(files: list[SourceFile]) -> list | None:
+    """What a helper started on ``files`` answers (one must start)."""
+    ahead = probe_ahead.ProbesAhead.start(files)
+    assert ahead is not None
+    return ahead.result()
+
+
 def test_the_helper_answers_as_a_stat_here_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(probe_ahead, "MIN_FILES", 1)
     monkeypatch.setattr(probe_ahead, "HELPER_SHARE", 1.0)
     files = _files(tmp_path)
-    ahead = probe_ahead.ProbesAhead.start(files)
-    assert ahead is not None
-    got = ahead.result()
+    got = _result(files)
     here = [probe_ahead.probe(sf.path, sf.follow) for sf in files]
     assert got is not None and len(got) == len(files)
     assert got[:5] == here[:5]
@@ -51,9 +58,7 @@ def test_the_files_past_the_helpers_share_are_stat_ed_here(tmp_path: Path, monke
     monkeypatch.setattr(probe_ahead, "MIN_FILES", 1)
     monkeypatch.setattr(probe_ahead, "HELPER_SHARE", 0.5)
     files = _files(tmp_path)
-    ahead = probe_ahead.ProbesAhead.start(files)
-    assert ahead is not None
-    assert ahead.result() == [probe_ahead.probe(sf.path, sf.follow) for sf in files]   # gone.yaml: None, here
+    assert _result(files) == [probe_ahead.probe(sf.path, sf.follow) for sf in files]   # gone.yaml: None, here
 
 
 def test_too_few_files_or_no_way_to_start_the_helper_take_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -76,28 +81,8 @@ def test_a_helper_that_fails_leaves_the_stats_to_the_caller(tmp_path: Path, monk
                                                             capfd: pytest.CaptureFixture, helper: str):
     monkeypatch.setattr(probe_ahead, "MIN_FILES", 1)
     monkeypatch.setattr(probe_ahead, "_HELPER", helper + "\nraise RuntimeError('a traceback nobody sees')")
-    ahead = probe_ahead.ProbesAhead.start(_files(tmp_path))
-    assert ahead is not None
-    assert ahead.result() is None
+    assert _result(_files(tmp_path)) is None
     assert capfd.readouterr().err == ""      # the helper's standard error is the null device
-
-
-JOB = """apiVersion: batch/v1
-kind: Job
-metadata:
-  name: train-{i}
-spec:
-  template:
-    spec:
-      containers:
-        - name: t
-          image: trainer:1
-          args: ["--config", "/cfg/config-{i}.yaml"]
-          resources:
-            limits:
-              nvidia.com/gpu: 4
-      restartPolicy: Never
-"""
 
 
 def test_a_hook_with_stats_ahead_reports_what_it_reports_without(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -106,7 +91,7 @@ def test_a_hook_with_stats_ahead_reports_what_it_reports_without(tmp_path: Path,
     root = tmp_path / "project"
     (root / "k8s").mkdir(parents=True)
     for i in range(6):
-        (root / "k8s" / f"job-{i}.yaml").write_text(JOB.format(i=i))
+        (root / "k8s" / f"job-{i}.yaml").write_text(GPU_JOB.format(name=f"train-{i}", gpus=4))
     monkeypatch.chdir(root)
     settings = load_settings(None, root)
 
@@ -126,7 +111,7 @@ def test_a_hook_with_stats_ahead_reports_what_it_reports_without(tmp_path: Path,
     monkeypatch.setattr(probe_ahead.ProbesAhead, "start", staticmethod(spying))
     lint(["."], settings, LintOptions(cache_dir=root.parent / "without", jobs=2))   # the index a hook slices
     lint(["."], settings, LintOptions(cache_dir=root.parent / "with", jobs=2))
-    (root / "k8s" / "job-2.yaml").write_text(JOB.format(i=2).replace("nvidia.com/gpu: 4", "nvidia.com/gpu: 8"))
+    (root / "k8s" / "job-2.yaml").write_text(GPU_JOB.format(name="train-2", gpus=8))
     without = hook("without")
     monkeypatch.setattr(probe_ahead, "MIN_FILES", 1)
     with_helper = hook("with")
