@@ -188,3 +188,41 @@ def test_suppressions_are_read_at_parse_time():
         (2, 17, ("MLC102", "MLC201"), False, False, "reason here"),
     ]
     assert pf.comment_lines == frozenset({1})
+
+
+# Texts with no alias take a shorter conversion (_Converter._convert_once);
+# a "*" anywhere (here in a comment at the end of the first line) sends the
+# same text the general way.
+_BOTH_WAYS = [
+    MANIFEST,
+    "a: &base {x: 1, y: [true, null, 2.5, '8', 0x1F]}\nb:\n  <<: {x: 2, z: 3}\n  x: 9\n",
+    "run: |\n  python train.py\n  echo done\nsteps:\n  - |2\n     indented\n  - plain\n",
+    "? [complex, key]\n: value\n1: one\ntrue: yes\n2024-01-01: date\n",
+    "deep: {a: {b: {c: {d: 1}}}}\n",
+    "x: !!python/object:os.system ls\n",
+    "list: [!!python/name:os.system x]\n",
+    "- - - - - 1\n",
+]
+
+
+@pytest.mark.parametrize("text", _BOTH_WAYS)
+@pytest.mark.parametrize("depth", [500, 3])
+def test_alias_free_conversion_equals_the_general_one(text, depth):
+    def outcome(t):
+        try:
+            return [(d.data, d.positions, d.blocks, d.start_line, d.end_line)
+                    for d in parse_yaml(t, "f.yaml", max_depth=depth)]
+        except DocumentError as exc:
+            return (exc.message, exc.line, exc.column)
+
+    first, _, rest = text.partition("\n")
+    general = f"{first} # *\n{rest}"
+    assert "*" not in text
+    assert outcome(text) == outcome(general)
+    assert outcome(text) != []      # each text reads to something or fails on something
+
+
+def test_scalar_values_are_the_standard_tags_values_every_time():
+    text = "a: [8, 8, true, true, null, 1.5, 017, 1_000, 0o17]\n"
+    for _ in range(2):      # the second time from what the first remembered
+        assert parse_yaml(text, "f.yaml")[0].data == {"a": [8, 8, True, True, None, 1.5, 15, 1000, "0o17"]}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 from typing import Any
 
@@ -31,17 +32,30 @@ except AttributeError:  # pragma: no cover
 _TAGS: dict[tuple[str, tuple[bool, bool]], str] = {}
 _TAGS_MAX = 50_000
 _TAG_VALUE_MAX = 64
+# (standard tag, scalar text) -> value, for the process: see _Converter._scalar_value.
+_VALUES: dict[tuple[str, str], Any] = {}
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    # The composer (the C one too) calls these two Python methods around
+    # every node, for path resolvers; none is ever added to this loader, so
+    # they would return at once. Builtins that take the same arguments and
+    # do nothing cost a C call instead (238,000 calls on the real corpus).
+    # A builtin is no descriptor: the instance does not bind it.
+    descend_resolver = operator.is_     # (parent, index)
+    ascend_resolver = tuple             # ()
+
     def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
         """PyYAML's tag resolution, remembered for short scalars: even the C
         composer asks this Python method for every node's tag, and for a
         plain scalar it tries the implicit resolvers' regexes in turn. Keys
         and small values repeat across a project's files (on the real
         corpus, 119,000 calls). No path resolver is ever added to this
-        loader, so a scalar's tag depends on its text and style alone."""
-        if kind is not yaml.ScalarNode or len(value) > _TAG_VALUE_MAX:
+        loader, so a scalar's tag depends on its text and style alone, and
+        a collection's is the default one (BaseResolver.resolve's end)."""
+        if kind is not yaml.ScalarNode:
+            return _SEQ_TAG if kind is yaml.SequenceNode else _MAP_TAG
+        if len(value) > _TAG_VALUE_MAX:
             return super().resolve(kind, value, implicit)
         key = (value, implicit)
         tag = _TAGS.get(key)
@@ -54,6 +68,10 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"
+_SCALAR = yaml.ScalarNode
+_SEQUENCE = yaml.SequenceNode
+_SEQ_TAG = yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG
+_MAP_TAG = yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG
 _UNSAFE_TAG_PREFIX = "tag:yaml.org,2002:python/"
 
 
@@ -129,10 +147,85 @@ class _Converter:
             self._check_size(node)
             return self._convert(node, (), 0)
         try:
-            return self._convert(node, (), 0)
+            return self._convert_once(node, (), 0)
         except (DocumentError, RecursionError):
             self._check_size(node)
             raise
+
+    def _convert_once(self, node: yaml.Node, path: KeyPath, depth: int) -> Any:
+        """:meth:`_convert` for a text with no alias: no node is reached
+        twice, so nothing is remembered for reuse, and a string scalar child
+        (most nodes) is read in place instead of by a call. Same values,
+        positions, blocks and first error, in the same order."""
+        if depth > self.max_depth:
+            line, col = self._mark(node)
+            raise DocumentError(f"nesting deeper than {self.max_depth} levels (max-nesting-depth)", line, col)
+        tag = node.tag or ""
+        if tag.startswith(_UNSAFE_TAG_PREFIX):
+            line, col = self._mark(node)
+            raise DocumentError(f"unsafe YAML tag '!!{tag[len('tag:yaml.org,2002:'):]}' refused", line, col)
+        kind = node.__class__
+        if kind is _SCALAR or isinstance(node, yaml.ScalarNode):
+            return self._scalar_value(node)
+        record = self.record
+        positions = self.positions
+        below = depth + 1
+        # a child at `below` is too deep: every child takes the call, which raises
+        inline = below <= self.max_depth
+        if kind is _SEQUENCE or isinstance(node, yaml.SequenceNode):
+            out_list: list[Any] = []
+            append = out_list.append
+            for i, item in enumerate(node.value):
+                if record:
+                    mark = item.start_mark
+                    positions[path + (i,)] = (mark.line + 1, mark.column + 1)
+                if inline and item.tag == _STR_TAG and item.__class__ is _SCALAR:
+                    append(item.value)
+                else:
+                    append(self._convert_once(item, path + (i,), below))
+            return out_list
+        out: dict[Any, Any] = {}
+        merges: list[Any] = []
+        blocks = self.text and record
+        for key_node, value_node in node.value:
+            key_tag = key_node.tag
+            if key_tag == _MERGE_TAG:
+                merges.append(value_node)
+                continue
+            if key_node.__class__ is not _SCALAR and not isinstance(key_node, yaml.ScalarNode):
+                k = self._convert_once(key_node, path, below)
+                if not _hashable(k):
+                    k = str(k)
+            elif key_tag == _STR_TAG:
+                k = key_node.value
+            else:
+                k = self._scalar_value(key_node)
+                if not _hashable(k):
+                    k = str(k)
+            key_path = path + (k,)
+            if record:
+                mark = key_node.start_mark
+                positions[key_path] = (mark.line + 1, mark.column + 1)
+            if inline and value_node.__class__ is _SCALAR and value_node.tag == _STR_TAG:
+                if blocks and value_node.style == "|":
+                    block = self._block_start(key_node, value_node)
+                    if block is not None:
+                        self.blocks[key_path] = block
+                out[k] = value_node.value
+                continue
+            if blocks and isinstance(value_node, yaml.ScalarNode) and value_node.style == "|":
+                block = self._block_start(key_node, value_node)
+                if block is not None:
+                    self.blocks[key_path] = block
+            out[k] = self._convert_once(value_node, key_path, below)
+        for merge_node in merges:  # YAML merge keys: explicit keys win
+            sources = merge_node.value if isinstance(merge_node, yaml.SequenceNode) else [merge_node]
+            for src in sources:
+                value = self._convert_once(src, path, below)
+                if isinstance(value, dict):
+                    for k, v in value.items():
+                        out.setdefault(k, v)
+        return out
 
     def _check_size(self, node: yaml.Node) -> None:
         if self._count(node) > self.max_nodes:
@@ -224,16 +317,30 @@ class _Converter:
         if tag == _STR_TAG:     # most scalars: what SafeConstructor makes of them is the text
             return node.value
         if tag.startswith("tag:yaml.org,2002:") and tag not in ("tag:yaml.org,2002:binary",):
-            try:
-                value = self._scalar.construct_object(node)
-            except Exception:
-                return node.value
-            if isinstance(value, float) and not math.isfinite(value):
-                return node.value  # .nan / .inf stay as written
-            if not isinstance(value, (str, int, float, bool, type(None))):
-                return node.value  # timestamps and sets: keep the text
+            # what a standard tag makes of a scalar depends on its text alone:
+            # remembered for short ones (`true`, `8`, `null` repeat everywhere)
+            key = (tag, node.value)
+            value = _VALUES.get(key, _VALUES)
+            if value is not _VALUES:
+                return value
+            value = self._standard_value(node)
+            if len(node.value) <= _TAG_VALUE_MAX:
+                if len(_VALUES) >= _TAGS_MAX:
+                    _VALUES.clear()
+                _VALUES[key] = value
             return value
         return node.value  # custom tags (!Ref, !!binary): the text as written
+
+    def _standard_value(self, node: yaml.ScalarNode) -> Any:
+        try:
+            value = self._scalar.construct_object(node)
+        except Exception:
+            return node.value
+        if isinstance(value, float) and not math.isfinite(value):
+            return node.value  # .nan / .inf stay as written
+        if not isinstance(value, (str, int, float, bool, type(None))):
+            return node.value  # timestamps and sets: keep the text
+        return value
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
