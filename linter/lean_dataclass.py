@@ -59,12 +59,16 @@ def _lean(cls: T, frozen: bool, slots: bool) -> T:
     class_hash = own.get("__hash__", _MISSING)
     explicit_hash = not (class_hash is _MISSING or (class_hash is None and "__eq__" in own))
     fast_init = frozen and slots and _plain_fields(cls)
+    doc = None
+    if not own.get("__doc__"):
+        # the standard decorator writes the class's signature there, when the class has no text of its own
+        cls.__doc__ = doc = _SignatureDoc()
     made = dataclasses.dataclass(cls, repr=False, eq=False, frozen=frozen, slots=slots, init=not fast_init)
     fields = dataclasses.fields(made)
     if fast_init:
         made.__init__ = _frozen_slots_init(made, fields)
-        if own.get("__doc__") is None:     # the standard decorator's text, from the signature
-            made.__doc__ = made.__name__ + str(inspect.signature(made)).replace(" -> None", "")
+    if doc is not None:
+        doc.ready = True
     if "__repr__" not in own:
         made.__repr__ = _repr_of(tuple(f.name for f in fields if f.repr))
     if "__eq__" not in own:
@@ -74,6 +78,30 @@ def _lean(cls: T, frozen: bool, slots: bool) -> T:
         made.__hash__ = _hash_of(_tuple_getter(tuple(
             f.name for f in fields if (f.compare if f.hash is None else f.hash)))) if frozen else None
     return made
+
+
+class _SignatureDoc:
+    """The ``__doc__`` the standard decorator gives a class with no text of
+    its own (its name and the signature of its ``__init__``), made when it
+    is first read: ``inspect.signature`` for it was a fifth of making the 81
+    data classes without a docstring a run imports, and nothing in a run
+    reads it. ``type.__doc__`` and an instance's ``__doc__`` both call a
+    descriptor kept there. Until the class is made it reads as a truthy
+    placeholder, so that the standard decorator does not write its own."""
+
+    __slots__ = ("ready", "text")
+
+    def __init__(self) -> None:
+        self.ready = False
+        self.text: str | None = None
+
+    def __get__(self, obj: Any, owner: type | None = None) -> str:
+        if not self.ready:
+            return "(being made)"
+        if self.text is None:
+            cls = owner if owner is not None else type(obj)
+            self.text = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+        return self.text
 
 
 def _plain_fields(cls: type) -> bool:

@@ -64,6 +64,9 @@ def test_same_answers_as_the_standard_decorator(options: dict, name: str):
     assert [f.name for f in dataclasses.fields(ours)] == [f.name for f in dataclasses.fields(standard)]
     assert ours.__match_args__ == standard.__match_args__
     assert (ours.__hash__ is None) == (standard.__hash__ is None)
+    # the standard text for a class with no docstring, made when read (lean_dataclass._SignatureDoc)
+    assert ours.__doc__ == standard.__doc__ and ours.__doc__.startswith(ours.__name__ + "(")
+    assert inspect.getdoc(ours) == inspect.getdoc(standard)
     made = [(standard(*args), ours(*args)) for args in argument_lists]
     for s, o in made:
         assert repr(o) == repr(s)
@@ -243,3 +246,19 @@ def test_every_class_of_the_package_uses_it_or_says_why_not():
                 if eq is not None and getattr(eq, "__code__", None) is not shared_eq:
                     standard_only.append(value.__qualname__)
     assert standard_only == []
+
+
+def test_a_docstring_of_its_own_is_kept_and_an_instance_reads_the_class_text():
+    @lean(frozen=True, slots=True)
+    class Written:
+        """Said here."""
+
+        a: int
+
+    @lean
+    class Unwritten:
+        a: int
+        b: str = "x"
+
+    assert Written.__doc__ == "Said here." and Written(1).__doc__ == "Said here."
+    assert Unwritten.__doc__ == "Unwritten(a: 'int', b: 'str' = 'x')" == Unwritten(1).__doc__
