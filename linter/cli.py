@@ -121,11 +121,16 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
     Given only files (as pre-commit passes them), mlcost-lint still reads the
     rest of the project for cross-file links, and reports only findings
     located in those files."""
-    from mlcost_lint.baseline import BaselineError
     from mlcost_lint.config import ConfigError
     from mlcost_lint.engine import selected_rule_info, selection_notices
     from mlcost_lint.pipeline import LintOptions
 
+    # only a run given a baseline imports its module (8 ms), and only such a run can raise its error
+    baseline_errors: tuple[type[Exception], ...] = ()
+    if baseline_file or write_baseline_file:
+        from mlcost_lint.baseline import BaselineError
+
+        baseline_errors = (BaselineError,)
     targets = list(paths) or ["."]
     if baseline_report_stale and not baseline_file:
         _fail("--baseline-report-stale needs --baseline FILE")
@@ -181,7 +186,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, select: tuple[st
             run = _fix(run, scope, settings, options, baseline, write=not show_diff)
             if show_diff:
                 sys.exit(1 if run.fixed else 0)
-    except (ConfigError, BaselineError) as exc:
+    except (ConfigError, *baseline_errors) as exc:
         _fail(str(exc))
         return
     from mlcost_lint import cli_output

@@ -15,7 +15,6 @@ Terraform and JSON files are never rewritten.
 
 from __future__ import annotations
 
-import difflib
 import io
 import re
 from dataclasses import field
@@ -173,6 +172,8 @@ def _expected_line_changes(edits: list[YamlEdit], old_docs: list[Any]) -> tuple[
 
 def _diff_counts(old: str, new: str) -> tuple[int, int, int]:
     """(old lines replaced, new lines inserted, old lines deleted)."""
+    import difflib  # here: every run imports this package for its fixes, few compare texts
+
     replaced = inserted = deleted = 0
     matcher = difflib.SequenceMatcher(a=old.splitlines(), b=new.splitlines(), autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -349,6 +350,8 @@ def unified_diff(path: str, old: str, new: str, clean: Callable[[str], str] | No
     """The diff of one file. ``clean`` (mlcost_lint.redact.text_cleaner)
     hides secrets and escapes control characters in every line shown,
     context lines included: they are the scanned file's text."""
+    import difflib
+
     lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                  fromfile=f"a/{path}", tofile=f"b/{path}")
     if clean is None:

@@ -16,9 +16,7 @@ types are then priced as host row + accelerator row of the same region
 
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
-import statistics
 import sys
 from functools import cache
 from pathlib import Path
@@ -94,6 +92,8 @@ def from_skypilot(reader: Iterable[dict[str, Any]], cloud: str | None, origin: s
             group["price"].append(float(price))
         if spot:
             group["spot"].add((zone, float(spot)))
+    import statistics   # here: a run that prices findings imports this module for pairing() only
+
     rows = []
     for (row_cloud, itype, _, region), g in sorted(groups.items()):
         # p4de lists A100 and A100-80GB rows: the more specific name wins.
@@ -182,6 +182,8 @@ def build(inputs: list[tuple[str | None, Path]]) -> list[PriceRow]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="python -m mlcost_lint.prices.build", description=__doc__.split("\n")[0])
     parser.add_argument("inputs", nargs="+", metavar="[CLOUD=]FILE",
                         help="SkyPilot vms.csv files, each named with its cloud (aws=aws/vms.csv), "
