@@ -50,6 +50,16 @@ def payloads(parsed: ParsedFile) -> tuple[bytes, bytes | None]:
     return pickle.dumps(light, protocol=pickle.HIGHEST_PROTOCOL), tree
 
 
+def outline_payload(parsed: ParsedFile) -> bytes:
+    """:func:`payloads`' file entry without the tree pickled or the meaning
+    taken (a run without a cache compares no meaning): what a parse worker
+    sends of a .tf file whose roots it evaluated (model/terraform/worker_roots.py)."""
+    from mlcost_lint.parse.hcl import outline_of
+
+    light = dataclasses.replace(parsed, hcl=None, hcl_outline=outline_of(parsed.hcl))
+    return pickle.dumps(light, protocol=pickle.HIGHEST_PROTOCOL)
+
+
 def meaning_of(parsed: ParsedFile, tree: bytes) -> str:
     """What the model and every rule read of a .tf file (its tree pickled as
     ``tree``: positions included, comments not; its errors and secret-looking
@@ -112,25 +122,28 @@ def joined(file_payload: bytes, tree_payload: bytes | None) -> ParsedFile:
 
 
 class HclTrees:
-    """The trees of the .tf files this run took from the cache with their
-    outline only; model/terraform calls it (once per file) when a root
-    module has to be evaluated."""
+    """The trees of the .tf files this run has with their outline only (taken
+    from the cache, or sent by a parse worker that evaluated their roots
+    itself: model/terraform/worker_roots.py); model/terraform calls it (once
+    per file) when a root module has to be evaluated. Without a cache (or a
+    key), a tree is parsed again from the bytes."""
 
-    def __init__(self, cache: "ParseCache", max_depth: int) -> None:
+    def __init__(self, cache: "ParseCache | None", max_depth: int) -> None:
         self.cache = cache
         self.max_depth = max_depth
         # display path -> (file key, bytes or a function reading them, kind)
-        self.files: dict[str, tuple[str, Any, FileKind]] = {}
+        self.files: dict[str, tuple[str | None, Any, FileKind]] = {}
 
-    def add(self, parsed: ParsedFile, key: str, data: Any) -> None:
+    def add(self, parsed: ParsedFile, key: str | None, data: Any) -> None:
         self.files[parsed.path] = (key, data, parsed.kind)
-        self.cache.keep(tree_key(key))    # in use by this run: pruned last
+        if self.cache is not None and key is not None:
+            self.cache.keep(tree_key(key))    # in use by this run: pruned last
 
     def __call__(self, parsed: ParsedFile) -> Any:
         from mlcost_lint.parse.hcl import HclBody
 
         key, data, kind = self.files[parsed.path]
-        tree = self.cache.get(tree_key(key))
+        tree = self.cache.get(tree_key(key)) if self.cache is not None and key is not None else None
         if isinstance(tree, HclBody):
             return tree
         if callable(data):      # a file the file index kept unread: read it now

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from mlcost_lint.config import Settings
 from mlcost_lint.discover import STDIN_DISPLAY, SourceFile
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mlcost_lint.cache_trees import HclTrees
     from mlcost_lint.file_index import FileIndex
     from mlcost_lint.model.build import ProjectBuilder
+    from mlcost_lint.model.terraform.worker_roots import GroupInputs, TerraformGroup
     from mlcost_lint.pipeline import LintOptions
     from mlcost_lint.probe_ahead import Probe
 
@@ -49,6 +50,10 @@ _CHUNKS_PER_JOB = 4
 # runs in input order, not size-balanced bins: more of them, so that the
 # last one to finish is short.
 _FED_CHUNKS_PER_JOB = 8
+# A worker that evaluates a Terraform group's roots (worker_roots.py) spends
+# about 0.4 x the group's parse time on them (real corpus: 0.42 s evaluating,
+# 1.03 s parsing the 797 .tf/.tfvars files, one process).
+_EVALUATION_WEIGHT = 1.4
 # Processes at most, whatever LintOptions.jobs says (the CLI refuses more).
 _MAX_JOBS = 256
 
@@ -150,26 +155,53 @@ def read_model(parsed: ParsedFile) -> None:
 
 
 def _parse_chunk(tasks: list[tuple[bytes, str, FileKind, str | None]], max_depth: int,
-                 writer: CacheWriter | None, models: bool = True) -> list[tuple[bytes, bytes | None] | None]:
+                 writer: CacheWriter | None, models: bool = True,
+                 groups: "tuple[GroupInputs, list[list[int]]] | None" = None) -> Any:
     """Worker side: parse, pickle once, write the cache entries here (so the
     parent neither pickles nor writes), return the pickles (a .tf file's
     tree apart: cache_trees.py). A result too deep to pickle (``1 + 1 + ...``
     with hundreds of terms is a deep expression tree) is None: the parent
     parses that file itself, so the output is the same whatever ``--jobs``
-    is (issue 16, item 10)."""
+    is (issue 16, item 10).
+    ``groups``: the inputs and the files (positions in ``tasks``) of the
+    Terraform groups whose roots this task evaluates (model/terraform/
+    worker_roots.py); their .tf files are sent without their tree, and the
+    result is (the pickles, each group's evaluations)."""
     from mlcost_lint import cache_trees
 
+    evaluated = {n for members in groups[1] for n in members} if groups is not None else set()
+    kept: dict[int, ParsedFile] = {}
     out: list[tuple[bytes, bytes | None] | None] = []
-    for data, display, kind, key in tasks:
+    for n, (data, display, kind, key) in enumerate(tasks):
         try:
-            payloads = cache_trees.payloads(_parse_file(data, display, kind, max_depth, writer is not None, models))
+            parsed = _parse_file(data, display, kind, max_depth, writer is not None, models)
+            if n in evaluated:
+                kept[n] = parsed
+                if cache_trees.kept_apart(parsed):
+                    # the tree stays here (and goes to the cache): the parent gets the outline
+                    if writer is None or key is None:
+                        out.append((cache_trees.outline_payload(parsed), None))
+                        continue
+                    payloads = cache_trees.payloads(parsed)
+                    cache_trees.write(writer, key, payloads)
+                    out.append((payloads[0], None))
+                    continue
+            payloads = cache_trees.payloads(parsed)
         except RecursionError:
             out.append(None)
             continue
         if writer is not None and key is not None:
             cache_trees.write(writer, key, payloads)
         out.append(payloads)
-    return out
+    if groups is None:
+        return out
+    from mlcost_lint.model.terraform.worker_roots import evaluate_group
+
+    inputs, members_of = groups
+    # a file the parent parses itself (None) is one this task must not evaluate without
+    found = [evaluate_group([kept[n] for n in members], inputs)
+             if all(out[n] is not None for n in members) else {} for members in members_of]
+    return out, found
 
 
 def _chunks(tasks: list[_ParseTask], n: int) -> list[list[_ParseTask]]:
@@ -184,6 +216,50 @@ def _chunks(tasks: list[_ParseTask], n: int) -> list[list[_ParseTask]]:
         buckets[i].append(task)
         loads[i] += len(task.data or b"")
     return [b for b in buckets if b]
+
+
+def _fed_chunks(tasks: list[_ParseTask], jobs: int, feed: "_ModelFeed") -> list[tuple[list[_ParseTask], Any]]:
+    """The chunks of a parse that feeds the model (_ordered_chunks), each
+    with the Terraform groups whose roots its worker evaluates (None: none).
+    In a run that parses every Terraform file now, the .tf and .tfvars files
+    come first, a group never split between chunks (worker_roots.py)."""
+    n = jobs * _FED_CHUNKS_PER_JOB
+    ordered = feed.order(tasks)
+    inputs = feed.worker_inputs()
+    if inputs is None:
+        return [(chunk, None) for chunk in _ordered_chunks(ordered, n)]
+    from mlcost_lint.model.terraform.worker_roots import terraform_groups
+
+    groups = terraform_groups([(t.display, t.kind, t.data) for t in ordered])
+    if not any(g.evaluate for g in groups):
+        return [(chunk, None) for chunk in _ordered_chunks(ordered, n)]
+    feed.use_worker_roots()
+    grouped = {i for g in groups for i in g.members}
+
+    def weight(group: "TerraformGroup") -> float:
+        size = sum(len(ordered[i].data or b"") for i in group.members)
+        return size * _EVALUATION_WEIGHT if group.evaluate else size
+
+    weights = [weight(g) for g in groups]
+    rest = [t for i, t in enumerate(ordered) if i not in grouped]
+    share = max(1.0, (sum(weights) + sum(len(t.data or b"") for t in rest)) / n)
+    # first fit, heaviest first: a group heavier than a share is a chunk of its own
+    bins: list[tuple[float, list]] = []
+    for g, w in sorted(zip(groups, weights), key=lambda gw: -gw[1]):
+        for k, (load, members) in enumerate(bins):
+            if load + w <= share:
+                bins[k] = (load + w, members + [g])
+                break
+        else:
+            bins.append((w, [g]))
+    out: list[tuple[list[_ParseTask], Any]] = []
+    for _, in_bin in bins:
+        positions = sorted(i for g in in_bin for i in g.members)
+        at = {i: k for k, i in enumerate(positions)}
+        members_of = [[at[i] for i in g.members] for g in in_bin if g.evaluate]
+        out.append(([ordered[i] for i in positions], (inputs, members_of) if members_of else None))
+    out.extend((chunk, None) for chunk in _ordered_chunks(rest, max(1, n - len(out))) if chunk)
+    return out
 
 
 def _ordered_chunks(tasks: list[_ParseTask], n: int) -> list[list[_ParseTask]]:
@@ -223,7 +299,10 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int, cache: Parse
             return parse_here(t)
         if writer is not None and t.cache_key is not None:
             cache.writes += 1
-        return cache_trees.joined(*payload)
+        parsed = cache_trees.joined(*payload)
+        if parsed.hcl is None and parsed.hcl_outline is not None and feed is not None:
+            feed.tree_left_behind(parsed, t)    # its roots were evaluated in the worker
+        return parsed
 
     total = sum(len(t.data or b"") for t in tasks)
     if jobs <= 1 or len(tasks) < _PARALLEL_MIN_FILES or total < _PARALLEL_MIN_BYTES:
@@ -242,24 +321,29 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int, cache: Parse
         preload({t.kind for t in tasks})    # inherited by the workers, not imported by each
         preload_readers()
     if feed is not None:
-        chunks = _ordered_chunks(feed.order(tasks), jobs * _FED_CHUNKS_PER_JOB)
+        planned = _fed_chunks(tasks, jobs, feed)
     else:
-        chunks = _chunks(tasks, jobs * _CHUNKS_PER_JOB)
+        planned = [(chunk, None) for chunk in _chunks(tasks, jobs * _CHUNKS_PER_JOB)]
     writer = cache.writer() if cache is not None else None
     out = {}
-    with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)),
+    with ProcessPoolExecutor(max_workers=min(jobs, len(planned)),
                              mp_context=multiprocessing.get_context(method)) as pool:
-        futures = [(chunk, pool.submit(_parse_chunk, [(t.data or b"", t.display, t.kind, t.cache_key)
-                                                      for t in chunk], max_depth, writer, models))
-                   for chunk in chunks]
+        futures = [(chunk, groups, pool.submit(_parse_chunk, [(t.data or b"", t.display, t.kind, t.cache_key)
+                                                              for t in chunk], max_depth, writer, models, groups))
+                   for chunk, groups in planned]
         if feed is not None:
             from concurrent.futures import as_completed
 
             if feed.while_parsing is not None:
                 feed.while_parsing()
-            chunk_of = {future: chunk for chunk, future in futures}
+            chunk_of = {future: (chunk, groups) for chunk, groups, future in futures}
             for future in as_completed(chunk_of):
-                for task, payload in zip(chunk_of[future], future.result()):
+                chunk, groups = chunk_of[future]
+                payloads = future.result()
+                if groups is not None:
+                    payloads, found = payloads
+                    feed.worker_roots_found(chunk, groups[1], found)
+                for task, payload in zip(chunk, payloads):
                     out[task.index] = take(task, payload)
                     feed.landed(task.index, out[task.index])
             return out
@@ -269,12 +353,12 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int, cache: Parse
         # was 0.22 s of the parent's time in a cold run of the real corpus).
         # Cold on bench/'s 2,000 files, 3 runs each: 5.35-5.53 s -> 5.22-5.36 s,
         # peak 320-327 -> 313 MB; one worker fewer used less CPU but more wall.
-        for chunk, future in reversed(futures):
+        for chunk, _, future in reversed(futures):
             if not future.cancel():
                 break
             for t in chunk:
                 out[t.index] = parse_here(t)
-        for chunk, future in futures:
+        for chunk, _, future in futures:
             if future.cancelled():
                 continue
             for task, payload in zip(chunk, future.result()):
@@ -386,6 +470,35 @@ class _ModelFeed:
         self._terraform_done = False
         self._all_in = False
         self._next = 0
+        # every Terraform file is parsed now (none from the parse cache): the
+        # workers may evaluate its roots (worker_roots.py)
+        self._terraform_fresh = not any(
+            kind in TERRAFORM_KINDS and i in results and not (results[i].errors or results[i].skipped_reason)
+            for i, kind in enumerate(kinds))
+
+    def worker_inputs(self) -> "GroupInputs | None":
+        """What a worker that evaluates Terraform roots reads besides the
+        files, when it may (a cold run that models the whole project)."""
+        builder = self._builder
+        if not self._terraform_fresh or builder.terraform_summary is not None:
+            return None
+        from mlcost_lint.model.terraform.worker_roots import GroupInputs
+
+        return GroupInputs(builder.settings.max_evaluation_steps, builder.var_files, builder.cli_vars)
+
+    def use_worker_roots(self) -> None:
+        self._builder.use_worker_roots()
+
+    def worker_roots_found(self, chunk: list[_ParseTask], members_of: list[list[int]], found: list[dict]) -> None:
+        """A worker's evaluations of the groups in ``chunk`` (before its files land)."""
+        from mlcost_lint.model.terraform.worker_roots import dir_of
+
+        for members, evaluations in zip(members_of, found):
+            self._builder.worker_roots.add(frozenset(dir_of(chunk[k].display) for k in members), evaluations)
+
+    def tree_left_behind(self, parsed: ParsedFile, task: _ParseTask) -> None:
+        """A .tf file that came without its tree: loaded if the parent evaluates a root after all."""
+        self._builder.hcl_trees.add(parsed, task.cache_key, task.data)
 
     def order(self, tasks: list[_ParseTask]) -> list[_ParseTask]:
         """What the workers should parse first: what Terraform waits for."""

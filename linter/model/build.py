@@ -97,6 +97,8 @@ class ProjectBuilder:
         # A sliced run's Terraform side, instead of evaluating Terraform files
         # (mlcost_lint.project_slice.TerraformSummary): set before terraform().
         self.terraform_summary = None
+        # The roots the parse workers evaluated (model/terraform/worker_roots.py): set before terraform().
+        self.worker_roots = None
         self.azureml_computes: list = []
         self.pcluster: list = []
         self.embedded: list = []
@@ -116,14 +118,29 @@ class ProjectBuilder:
             if pf.kind in TERRAFORM_KINDS:
                 self.terraform_files.append(pf)
         if self.terraform_files or self.var_files:
+            root_cache, jobs = self.root_cache(), self.jobs
+            if self.worker_roots is not None:
+                # the workers' evaluations first, the run's root cache behind them; no prefetch
+                self.worker_roots.disk, root_cache, jobs = root_cache, self.worker_roots, 1
             _build_terraform(self.project, self.terraform_files, self.settings, list(self.var_files),
-                             self.cli_vars, self.root_cache(), self.hcl_trees, self.jobs)
+                             self.cli_vars, root_cache, self.hcl_trees, jobs)
         _release_hcl(self.project, candidates)
+
+    def use_worker_roots(self) -> None:
+        """The parse workers evaluate Terraform roots and send .tf files
+        without their trees (parse_stage._fed_chunks); a tree is loaded, from
+        the cache or parsed again, only for a root the parent evaluates."""
+        from mlcost_lint.cache_trees import HclTrees
+        from mlcost_lint.model.terraform.worker_roots import WorkerRoots
+
+        self.worker_roots = WorkerRoots()
+        if self.hcl_trees is None:
+            self.hcl_trees = HclTrees(None, self.settings.max_nesting_depth)
 
     def may_fork_for_terraform(self, candidates: list[ParsedFile]) -> bool:
         """Whether terraform(candidates) may evaluate roots in forked workers
         (a cache, whose trees come with hcl_trees; model.terraform.may_prefetch)."""
-        if self.hcl_trees is None:
+        if self.hcl_trees is None or self.worker_roots is not None:
             return False
         from mlcost_lint.model.terraform import may_prefetch
 

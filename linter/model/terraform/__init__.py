@@ -113,6 +113,7 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
     if root_cache is not None:
         root_cache.dir_files = dir_files
         root_cache.meanings = {f.path: f.meaning for f in files if f.kind is FileKind.TERRAFORM and f.meaning}
+        root_cache.called = called
     run = _Roots(build, called, tfvars_by_dir, extra_vars, cli_vars or {}, root_cache, trees)
     if root_cache is not None and jobs > 1:
         run.prefetch(roots, jobs)

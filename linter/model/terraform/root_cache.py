@@ -79,6 +79,8 @@ class RootCache:
         # .tf file -> its meaning (ParsedFile.meaning, set by build_terraform), which stands for its
         # key: an evaluation reads the tree, not the comments
         self.meanings: dict[str, str] = {}
+        # module dir -> the local module dirs it calls (set by build_terraform; worker_roots reads it)
+        self.called: dict[str, set[str]] = {}
         self.hits = 0
         self.misses = 0
 

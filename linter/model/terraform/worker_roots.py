@@ -1,0 +1,260 @@
+"""Terraform root modules evaluated by the parse workers of a cold run.
+
+A cold run parses in worker processes and used to send every .tf file's
+tree to the parent, which then evaluated every root module itself while
+the workers parsed the rest (parse_stage._ModelFeed). On the real corpus
+(2,366 files, 744 .tf, 2 CPUs) that was the largest piece of the parent's
+work: sending the trees and evaluating 174 roots, 0.6-0.8 s of a 3 s run.
+
+Here the .tf and .tfvars files are split into *groups* before they are
+parsed: directories joined by the local module sources their text names
+(``source = "../modules/x"``, found by a pattern over the bytes), each
+directory whole. One worker task parses a group and evaluates its root
+modules with the same code the parent runs (build_terraform, recording
+each root's evaluation as the root cache does: root_cache.RootEvaluation),
+and sends the parent each file without its tree (its outline, as a file
+from the parse cache has) and the evaluations. The parent replays an
+evaluation where it would evaluate that root (:class:`WorkerRoots`, given
+to build_terraform as its root cache), so the model is the one a serial
+run builds, in the same order and with the same budget accounting.
+
+The parent replays a root only when the worker saw everything its
+evaluation reads: the group is *closed* in the call graph the parent
+builds from every file's outline (no module directory in it calls one
+outside it, none outside calls into it), and every module directory the
+evaluation looked up is in the group or is not a scanned directory. Any
+other root (a pattern that missed a call, a group with a .tf.json file, a
+worker that failed, the budget) is evaluated by the parent, which then
+loads the trees it needs (cache_trees.HclTrees: from the parse cache, or
+parsed again from the bytes).
+"""
+
+from __future__ import annotations
+
+import pickle
+import posixpath
+import re
+from typing import Any, Iterable
+
+from mlcost_lint.lean_dataclass import dataclass
+from mlcost_lint.parse.document import TERRAFORM_KINDS, FileKind
+
+# A local module source in a .tf file's text: what ModuleSource's outline
+# names (parse.hcl.outline_of), and more (any `source = "./..."` attribute):
+# a superset only joins more directories into one group.
+_LOCAL_SOURCE = re.compile(rb'\bsource\s*=\s*"(\.\.?/[^"\\\n]*)"')
+
+
+def dir_of(path: str) -> str:
+    """A file's module directory, as build_terraform names it."""
+    d = posixpath.dirname(path.replace("\\", "/"))
+    return posixpath.normpath(d) if d else "."
+
+
+@dataclass(slots=True)
+class TerraformGroup:
+    """Files (by position in the caller's list) of module directories that
+    call only each other; ``evaluate``: the worker evaluates its roots
+    (not when a directory has a .tf.json file, which the parent reads)."""
+
+    members: list
+    dirs: frozenset
+    evaluate: bool
+
+
+def terraform_groups(files: list[tuple[str, FileKind, bytes | None]]) -> list[TerraformGroup]:
+    """Groups of ``files`` (display path, kind, bytes); every Terraform
+    file (.tf, .tf.json, .tfvars) is in exactly one group, other files in none."""
+    by_dir: dict[str, list[int]] = {}
+    for i, (path, kind, _) in enumerate(files):
+        if kind in TERRAFORM_KINDS and kind is not FileKind.TERRAFORM_PLAN:
+            by_dir.setdefault(dir_of(path), []).append(i)
+    parent = {d: d for d in by_dir}
+
+    def find(d: str) -> str:
+        while parent[d] != d:
+            parent[d] = parent[parent[d]]
+            d = parent[d]
+        return d
+
+    for d, members in by_dir.items():
+        for i in members:
+            path, kind, data = files[i]
+            if kind is not FileKind.TERRAFORM or not data:
+                continue
+            for match in _LOCAL_SOURCE.finditer(data):
+                child = posixpath.normpath(posixpath.join(d, match.group(1).decode("utf-8", "replace")))
+                if child in parent:
+                    a, b = find(d), find(child)
+                    if a != b:
+                        parent[max(a, b)] = min(a, b)
+    grouped: dict[str, list[str]] = {}
+    for d in sorted(by_dir):
+        grouped.setdefault(find(d), []).append(d)
+    groups = []
+    for dirs in grouped.values():
+        members = sorted(i for d in dirs for i in by_dir[d])
+        evaluate = all(files[i][1] is not FileKind.TERRAFORM_JSON for i in members)
+        groups.append(TerraformGroup(members, frozenset(dirs), evaluate))
+    return groups
+
+
+@dataclass(slots=True)
+class GroupInputs:
+    """What a root's evaluation reads besides its directories' files: the
+    evaluation budget, the ``--var-file`` files (parsed) and ``--var`` values."""
+
+    max_evaluation_steps: int
+    var_files: list
+    cli_vars: dict
+
+
+class _Recorder:
+    """A root cache that holds nothing and keeps what build_terraform
+    stores: each root's evaluation, pickled as it is stored (before
+    anything after the roots touches the resources)."""
+
+    def __init__(self) -> None:
+        self.dir_files: dict[str, list[str]] = {}
+        self.meanings: dict[str, str] = {}
+        self.called: dict[str, set[str]] = {}
+        self.found: dict[str, tuple[tuple[str, ...], bytes]] = {}
+
+    def manifest_key(self, root: str, var_paths: list[str]) -> str:
+        return root
+
+    def lookup(self, key: Any) -> None:
+        return None
+
+    def fetch(self, key: Any) -> None:
+        return None
+
+    def store(self, key: Any, dirs: Iterable[str], evaluation: Any) -> None:
+        self.found[key] = (tuple(sorted(set(dirs))), pickle.dumps(evaluation, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def evaluate_group(parsed: list, inputs: GroupInputs) -> dict[str, tuple[tuple[str, ...], bytes]]:
+    """Worker side: the root evaluations of one group's parsed files (the
+    files the parent's ProjectBuilder.terraform would take: no errors, not
+    skipped), by root directory: (directories read, pickled RootEvaluation).
+    Empty when anything fails: the parent then evaluates those roots."""
+    from mlcost_lint.model.terraform import build_terraform
+
+    files = [pf for pf in parsed if pf is not None and not pf.errors and not pf.skipped_reason
+             and pf.kind in TERRAFORM_KINDS]
+    if not any(pf.kind is FileKind.TERRAFORM for pf in files):
+        return {}
+    recorder = _Recorder()
+    try:
+        build_terraform(files, _Budgeted(inputs.max_evaluation_steps), var_files=inputs.var_files,
+                        cli_vars=inputs.cli_vars, root_cache=recorder, jobs=1)
+    except Exception:  # noqa: BLE001 - RecursionError included: the parent evaluates, and reports, itself
+        return {}
+    return recorder.found
+
+
+@dataclass(frozen=True, slots=True)
+class _Budgeted:
+    """The one setting build_terraform reads."""
+
+    max_evaluation_steps: int
+
+
+class WorkerRoots:
+    """Parent side: the evaluations the workers sent, given to
+    build_terraform as its root cache (with the run's own root cache, if
+    any, behind it: an evaluation replayed from a worker is stored there
+    too, for the next run). A root is replayed only as the module
+    docstring says; a key is ``("worker", root, disk key)``."""
+
+    def __init__(self, disk: Any = None) -> None:
+        self.disk = disk
+        # root dir -> (its group's directories, directories its evaluation read, pickled evaluation)
+        self.found: dict[str, tuple[frozenset, tuple[str, ...], bytes]] = {}
+        self._dir_files: dict[str, list[str]] = {}
+        self._meanings: dict[str, str] = {}
+        self.called: dict[str, set[str]] = {}
+        self._closed: dict[frozenset, bool] = {}
+        self._callers: dict[str, set[str]] | None = None
+        self.replayed = 0
+
+    def add(self, dirs: frozenset, found: dict[str, tuple[tuple[str, ...], bytes]]) -> None:
+        for root, (read, evaluation) in found.items():
+            self.found[root] = (dirs, read, evaluation)
+
+    # build_terraform sets these on its root cache: the disk cache needs them too
+    @property
+    def dir_files(self) -> dict[str, list[str]]:
+        return self._dir_files
+
+    @dir_files.setter
+    def dir_files(self, value: dict[str, list[str]]) -> None:
+        self._dir_files = value
+        if self.disk is not None:
+            self.disk.dir_files = value
+
+    @property
+    def meanings(self) -> dict[str, str]:
+        return self._meanings
+
+    @meanings.setter
+    def meanings(self, value: dict[str, str]) -> None:
+        self._meanings = value
+        if self.disk is not None:
+            self.disk.meanings = value
+
+    @property
+    def cache(self) -> Any:
+        return self.disk.cache if self.disk is not None else None
+
+    def manifest_key(self, root: str, var_paths: list[str]) -> Any:
+        disk_key = self.disk.manifest_key(root, var_paths) if self.disk is not None else None
+        if self._usable(root):
+            return ("worker", root, disk_key)
+        return disk_key
+
+    def _usable(self, root: str) -> bool:
+        hit = self.found.get(root)
+        if hit is None:
+            return False
+        group, read, _ = hit
+        if not self._is_closed(group):
+            return False
+        return all(d in group or d not in self._dir_files for d in read)
+
+    def _is_closed(self, group: frozenset) -> bool:
+        closed = self._closed.get(group)
+        if closed is None:
+            if self._callers is None:
+                self._callers = {}
+                for caller, children in self.called.items():
+                    for child in children:
+                        self._callers.setdefault(child, set()).add(caller)
+            closed = all(self.called.get(d, set()) <= group and self._callers.get(d, set()) <= group
+                         for d in group)
+            self._closed[group] = closed
+        return closed
+
+    def lookup(self, key: Any) -> Any:
+        if isinstance(key, tuple):
+            _, root, disk_key = key
+            evaluation = pickle.loads(self.found[root][2])
+            self.replayed += 1
+            if disk_key is not None:
+                self.disk.store(disk_key, self.found[root][1], evaluation)
+            return evaluation
+        return self.disk.lookup(key) if self.disk is not None else None
+
+    def fetch(self, key: Any) -> Any:
+        if isinstance(key, tuple):
+            return pickle.loads(self.found[key[1]][2])
+        return self.disk.fetch(key) if self.disk is not None else None
+
+    def store(self, key: Any, dirs: Iterable[str], evaluation: Any) -> None:
+        if isinstance(key, tuple):
+            key = key[2]
+        if key is not None and self.disk is not None:
+            self.disk.store(key, dirs, evaluation)
+
+
+__all__ = ["GroupInputs", "TerraformGroup", "WorkerRoots", "dir_of", "evaluate_group", "terraform_groups"]
