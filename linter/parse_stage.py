@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from mlcost_lint.cache_trees import HclTrees
     from mlcost_lint.file_index import FileIndex
     from mlcost_lint.model.build import ProjectBuilder
-    from mlcost_lint.model.terraform.worker_roots import GroupInputs, TerraformGroup
+    from mlcost_lint.model.terraform.worker_roots import GroupInputs
     from mlcost_lint.pipeline import LintOptions
     from mlcost_lint.probe_ahead import Probe
 
@@ -43,17 +43,6 @@ class StdinData:
 # and importing the parsers in each worker).
 _PARALLEL_MIN_FILES = 24
 _PARALLEL_MIN_BYTES = 256 * 1024
-# Chunks per worker: enough that one slow chunk does not leave the other
-# workers idle at the end, few enough that per-chunk overhead stays small.
-_CHUNKS_PER_JOB = 4
-# With the model built while the workers parse (_ModelFeed), chunks are
-# runs in input order, not size-balanced bins: more of them, so that the
-# last one to finish is short.
-_FED_CHUNKS_PER_JOB = 8
-# A worker that evaluates a Terraform group's roots (worker_roots.py) spends
-# about 0.4 x the group's parse time on them (real corpus: 0.42 s evaluating,
-# 1.03 s parsing the 797 .tf/.tfvars files, one process).
-_EVALUATION_WEIGHT = 1.4
 # Processes at most, whatever LintOptions.jobs says (the CLI refuses more).
 _MAX_JOBS = 256
 
@@ -204,88 +193,13 @@ def _parse_chunk(tasks: list[tuple[bytes, str, FileKind, str | None]], max_depth
     return out, found
 
 
-def _chunks(tasks: list[_ParseTask], n: int) -> list[list[_ParseTask]]:
-    """Split by size so each chunk gets about the same number of bytes
-    (HCL parsing time is roughly linear in size). Largest first within a
-    chunk and chunks in order of load, so the pool starts the long work
-    first."""
-    buckets: list[list[_ParseTask]] = [[] for _ in range(n)]
-    loads = [0] * n
-    for task in sorted(tasks, key=lambda t: (-len(t.data or b""), t.index)):
-        i = loads.index(min(loads))
-        buckets[i].append(task)
-        loads[i] += len(task.data or b"")
-    return [b for b in buckets if b]
-
-
-def _fed_chunks(tasks: list[_ParseTask], jobs: int, feed: "_ModelFeed") -> list[tuple[list[_ParseTask], Any]]:
-    """The chunks of a parse that feeds the model (_ordered_chunks), each
-    with the Terraform groups whose roots its worker evaluates (None: none).
-    In a run that parses every Terraform file now, the .tf and .tfvars files
-    come first, a group never split between chunks (worker_roots.py)."""
-    n = jobs * _FED_CHUNKS_PER_JOB
-    ordered = feed.order(tasks)
-    inputs = feed.worker_inputs()
-    if inputs is None:
-        return [(chunk, None) for chunk in _ordered_chunks(ordered, n)]
-    from mlcost_lint.model.terraform.worker_roots import terraform_groups
-
-    groups = terraform_groups([(t.display, t.kind, t.data) for t in ordered])
-    if not any(g.evaluate for g in groups):
-        return [(chunk, None) for chunk in _ordered_chunks(ordered, n)]
-    feed.use_worker_roots()
-    grouped = {i for g in groups for i in g.members}
-
-    def weight(group: "TerraformGroup") -> float:
-        size = sum(len(ordered[i].data or b"") for i in group.members)
-        return size * _EVALUATION_WEIGHT if group.evaluate else size
-
-    weights = [weight(g) for g in groups]
-    rest = [t for i, t in enumerate(ordered) if i not in grouped]
-    share = max(1.0, (sum(weights) + sum(len(t.data or b"") for t in rest)) / n)
-    # first fit, heaviest first: a group heavier than a share is a chunk of its own
-    bins: list[tuple[float, list]] = []
-    for g, w in sorted(zip(groups, weights), key=lambda gw: -gw[1]):
-        for k, (load, members) in enumerate(bins):
-            if load + w <= share:
-                bins[k] = (load + w, members + [g])
-                break
-        else:
-            bins.append((w, [g]))
-    out: list[tuple[list[_ParseTask], Any]] = []
-    for _, in_bin in bins:
-        positions = sorted(i for g in in_bin for i in g.members)
-        at = {i: k for k, i in enumerate(positions)}
-        members_of = [[at[i] for i in g.members] for g in in_bin if g.evaluate]
-        out.append(([ordered[i] for i in positions], (inputs, members_of) if members_of else None))
-    out.extend((chunk, None) for chunk in _ordered_chunks(rest, max(1, n - len(out))) if chunk)
-    return out
-
-
-def _ordered_chunks(tasks: list[_ParseTask], n: int) -> list[list[_ParseTask]]:
-    """Split ``tasks``, in the order given, into about ``n`` runs of about
-    the same number of bytes: the pool hands them out in that order, so the
-    results arrive roughly in it (what _ModelFeed wants)."""
-    total = sum(len(t.data or b"") for t in tasks)
-    share = max(1, total // n)
-    chunks: list[list[_ParseTask]] = [[]]
-    size = 0
-    for task in tasks:
-        if size >= share and chunks[-1]:
-            chunks.append([])
-            size = 0
-        chunks[-1].append(task)
-        size += len(task.data or b"")
-    return chunks
-
-
 def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int, cache: ParseCache | None = None,
                 feed: "_ModelFeed | None" = None, models: bool = True) -> dict[int, ParsedFile]:
     """Parse ``tasks``, in worker processes when there is enough work.
     With ``feed``, each result is handed to it as it arrives, and the
     parent builds the model of what has arrived while the workers parse
     the rest (it parses nothing itself)."""
-    from mlcost_lint import cache_trees
+    from mlcost_lint import cache_trees, parse_chunks
 
     def parse_here(t: _ParseTask) -> ParsedFile:
         parsed = _parse_file(t.data or b"", t.display, t.kind, max_depth, cache is not None, models)
@@ -321,9 +235,9 @@ def _parse_many(tasks: list[_ParseTask], jobs: int, max_depth: int, cache: Parse
         preload({t.kind for t in tasks})    # inherited by the workers, not imported by each
         preload_readers()
     if feed is not None:
-        planned = _fed_chunks(tasks, jobs, feed)
+        planned = parse_chunks.fed_chunks(tasks, jobs, feed)
     else:
-        planned = [(chunk, None) for chunk in _chunks(tasks, jobs * _CHUNKS_PER_JOB)]
+        planned = [(chunk, None) for chunk in parse_chunks.chunks(tasks, jobs * parse_chunks.CHUNKS_PER_JOB)]
     writer = cache.writer() if cache is not None else None
     out = {}
     with ProcessPoolExecutor(max_workers=min(jobs, len(planned)),

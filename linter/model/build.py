@@ -128,7 +128,7 @@ class ProjectBuilder:
 
     def use_worker_roots(self) -> None:
         """The parse workers evaluate Terraform roots and send .tf files
-        without their trees (parse_stage._fed_chunks); a tree is loaded, from
+        without their trees (parse_chunks.fed_chunks); a tree is loaded, from
         the cache or parsed again, only for a root the parent evaluates."""
         from mlcost_lint.cache_trees import HclTrees
         from mlcost_lint.model.terraform.worker_roots import WorkerRoots
