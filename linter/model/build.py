@@ -131,8 +131,9 @@ class ProjectBuilder:
         without their trees (parse_chunks.fed_chunks); a tree is loaded, from
         the cache or parsed again, only for a root the parent evaluates."""
         from mlcost_lint.cache_trees import HclTrees
-        from mlcost_lint.model.terraform.worker_roots import WorkerRoots
+        from mlcost_lint.model.terraform.worker_roots import WorkerRoots, preload
 
+        preload()
         self.worker_roots = WorkerRoots()
         if self.hcl_trees is None:
             self.hcl_trees = HclTrees(None, self.settings.max_nesting_depth)
