@@ -13,7 +13,6 @@ import functools
 import importlib
 import pkgutil
 import re
-import traceback
 from typing import TYPE_CHECKING, Sequence
 
 from mlcost_lint.config import ConfigError, Settings
@@ -223,6 +222,8 @@ def _run_rules(project: Project, settings: Settings, rules: list[type[Rule]],
                 produced.append(finding)
         except Exception as exc:  # a rule bug must not hide every other finding
             if failures is not None:
+                import traceback    # here: 6 ms to import (with textwrap) for runs where no rule fails
+
                 failures.append(RuleFailure(
                     rule.code,
                     "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1],
