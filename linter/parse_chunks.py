@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mlcost_lint.parse.document import TERRAFORM_KINDS
+
 if TYPE_CHECKING:
-    from mlcost_lint.model.terraform.worker_roots import TerraformGroup
     from mlcost_lint.parse_stage import _ModelFeed, _ParseTask
 
 # Chunks per worker: enough that one slow chunk does not leave the other
@@ -44,7 +45,7 @@ def fed_chunks(tasks: list[_ParseTask], jobs: int, feed: "_ModelFeed") -> list[t
     """The chunks of a parse that feeds the model (ordered_chunks), each
     with the Terraform groups whose roots its worker evaluates (None: none).
     In a run that parses every Terraform file now, the .tf and .tfvars files
-    come first, a group never split between chunks (worker_roots.py)."""
+    come first, each group whole in one chunk (worker_roots.py)."""
     n = jobs * FED_CHUNKS_PER_JOB
     ordered = feed.order(tasks)
     inputs = feed.worker_inputs()
@@ -52,19 +53,20 @@ def fed_chunks(tasks: list[_ParseTask], jobs: int, feed: "_ModelFeed") -> list[t
         return [(chunk, None) for chunk in ordered_chunks(ordered, n)]
     from mlcost_lint.model.terraform.worker_roots import terraform_groups
 
-    groups = terraform_groups([(t.display, t.kind, t.data) for t in ordered])
+    def size(t: "_ParseTask") -> float:
+        length = len(t.data or b"")
+        return length * EVALUATION_WEIGHT if t.kind in TERRAFORM_KINDS else length
+
+    share = max(1.0, sum(size(t) for t in ordered) / n)
+    # a set of joined directories over a share is split by its roots (modules they share parsed twice)
+    groups = terraform_groups([(t.display, t.kind, t.data) for t in ordered], share / EVALUATION_WEIGHT)
     if not any(g.evaluate for g in groups):
         return [(chunk, None) for chunk in ordered_chunks(ordered, n)]
     feed.use_worker_roots()
     grouped = {i for g in groups for i in g.members}
-
-    def weight(group: "TerraformGroup") -> float:
-        size = sum(len(ordered[i].data or b"") for i in group.members)
-        return size * EVALUATION_WEIGHT if group.evaluate else size
-
-    weights = [weight(g) for g in groups]
+    weights = [sum(len(ordered[i].data or b"") for i in g.members) * (EVALUATION_WEIGHT if g.evaluate else 1.0)
+               for g in groups]
     rest = [t for i, t in enumerate(ordered) if i not in grouped]
-    share = max(1.0, (sum(weights) + sum(len(t.data or b"") for t in rest)) / n)
     # first fit, heaviest first: a group heavier than a share is a chunk of its own
     bins: list[tuple[float, list]] = []
     for g, w in sorted(zip(groups, weights), key=lambda gw: -gw[1]):
@@ -76,10 +78,13 @@ def fed_chunks(tasks: list[_ParseTask], jobs: int, feed: "_ModelFeed") -> list[t
             bins.append((w, [g]))
     out: list[tuple[list[_ParseTask], Any]] = []
     for _, in_bin in bins:
-        positions = sorted(i for g in in_bin for i in g.members)
-        at = {i: k for k, i in enumerate(positions)}
+        # sent: each file by the one group that does not have it as an extra; then the extras,
+        # parsed for the evaluations only
+        sent = sorted({i for g in in_bin for i in g.members if i not in g.extra})
+        extra = sorted({i for g in in_bin for i in g.members} - set(sent))
+        at = {i: k for k, i in enumerate(sent + extra)}
         members_of = [[at[i] for i in g.members] for g in in_bin if g.evaluate]
-        out.append(([ordered[i] for i in positions], (inputs, members_of) if members_of else None))
+        out.append(([ordered[i] for i in sent + extra], (inputs, members_of, len(sent)) if members_of else None))
     out.extend((chunk, None) for chunk in ordered_chunks(rest, max(1, n - len(out))) if chunk)
     return out
 

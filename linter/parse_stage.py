@@ -145,7 +145,7 @@ def read_model(parsed: ParsedFile) -> None:
 
 def _parse_chunk(tasks: list[tuple[bytes, str, FileKind, str | None]], max_depth: int,
                  writer: CacheWriter | None, models: bool = True,
-                 groups: "tuple[GroupInputs, list[list[int]]] | None" = None) -> Any:
+                 groups: "tuple[GroupInputs, list[list[int]], int] | None" = None) -> Any:
     """Worker side: parse, pickle once, write the cache entries here (so the
     parent neither pickles nor writes), return the pickles (a .tf file's
     tree apart: cache_trees.py). A result too deep to pickle (``1 + 1 + ...``
@@ -154,14 +154,23 @@ def _parse_chunk(tasks: list[tuple[bytes, str, FileKind, str | None]], max_depth
     is (issue 16, item 10).
     ``groups``: the inputs and the files (positions in ``tasks``) of the
     Terraform groups whose roots this task evaluates (model/terraform/
-    worker_roots.py); their .tf files are sent without their tree, and the
-    result is (the pickles, each group's evaluations)."""
+    worker_roots.py), and how many of ``tasks`` to send: the rest are
+    parsed for those evaluations only (another task sends them). Their .tf
+    files are sent without their tree, and the result is (the pickles, each
+    group's evaluations)."""
     from mlcost_lint import cache_trees
 
     evaluated = {n for members in groups[1] for n in members} if groups is not None else set()
+    send = groups[2] if groups is not None else len(tasks)
     kept: dict[int, ParsedFile] = {}
     out: list[tuple[bytes, bytes | None] | None] = []
     for n, (data, display, kind, key) in enumerate(tasks):
+        if n >= send:
+            try:
+                kept[n] = _parse_file(data, display, kind, max_depth, False, models)
+            except RecursionError:
+                pass
+            continue
         try:
             parsed = _parse_file(data, display, kind, max_depth, writer is not None, models)
             if n in evaluated:
@@ -186,10 +195,11 @@ def _parse_chunk(tasks: list[tuple[bytes, str, FileKind, str | None]], max_depth
         return out
     from mlcost_lint.model.terraform.worker_roots import evaluate_group
 
-    inputs, members_of = groups
+    inputs, members_of, _ = groups
     # a file the parent parses itself (None) is one this task must not evaluate without
     found = [evaluate_group([kept[n] for n in members], inputs)
-             if all(out[n] is not None for n in members) else {} for members in members_of]
+             if all(n in kept and (n >= send or out[n] is not None) for n in members) else {}
+             for members in members_of]
     return out, found
 
 

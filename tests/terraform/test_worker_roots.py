@@ -45,23 +45,36 @@ def test_groups_are_directories_joined_by_the_local_modules_their_text_calls():
     }
 
 
-def test_a_worker_evaluation_is_replayed_only_when_its_group_is_closed():
+def test_a_worker_evaluation_is_replayed_only_when_the_worker_had_all_it_reads():
     roots = WorkerRoots()
     roots.add(frozenset({"app", "modules/a"}), {"app": (("app", "modules/a"), b"")})
     roots.add(frozenset({"solo"}), {"solo": (("solo", "modules/a"), b"")})
     roots.dir_files = {"app": ["app/main.tf"], "modules/a": ["modules/a/main.tf"], "solo": ["solo/main.tf"],
-                       "elsewhere": ["elsewhere/main.tf"]}
-    roots.called = {"app": {"modules/a"}}
+                       "modules/b": ["modules/b/main.tf"], "elsewhere": ["elsewhere/main.tf"]}
+    # another root calling the same module does not matter (it is evaluated on its own)
+    roots.called = {"app": {"modules/a"}, "elsewhere": {"modules/a"}}
     assert roots.manifest_key("app", []) == ("worker", "app", None)
-    # it read a scanned directory its group does not hold
+    # its evaluation looked up a scanned directory its group does not hold
     assert roots.manifest_key("solo", []) is None
     assert roots.manifest_key("elsewhere", []) is None      # no worker evaluated it
-    # a directory outside the group calls into it: the worker did not see that caller
-    again = WorkerRoots()
-    again.add(frozenset({"app", "modules/a"}), {"app": (("app", "modules/a"), b"")})
-    again.dir_files = roots.dir_files
-    again.called = {"app": {"modules/a"}, "elsewhere": {"modules/a"}}
-    assert again.manifest_key("app", []) is None
+    # the parent's call graph reaches a directory the worker did not have (a call the pattern missed)
+    roots.called = {"app": {"modules/a"}, "modules/a": {"modules/b"}}
+    assert roots.manifest_key("app", []) is None
+
+
+def test_a_large_set_of_joined_directories_is_split_by_its_roots():
+    module = ("modules/pool/main.tf", TF, b'resource "aws_instance" "x" {}\n' * 4)
+    roots = [(f"envs/e{i}/main.tf", TF, b'module "p" {\n  source = "../../modules/pool"\n}\n' + b"#" * 200)
+             for i in range(6)]
+    files = [module, *roots]
+    whole = terraform_groups(files)
+    assert [(g.members, g.extra) for g in whole] == [([0, 1, 2, 3, 4, 5, 6], frozenset())]
+    split = terraform_groups(files, max_bytes=2 * len(roots[0][2]) + len(module[2]))   # two roots a group
+    # each group: some roots and the module they call; the module sent by the first group only
+    assert len(split) == 3
+    assert all(0 in g.members and "modules/pool" in g.dirs for g in split)
+    assert [0 in g.extra for g in split] == [False, True, True]
+    assert sorted(i for g in split for i in g.members if i not in g.extra) == list(range(7))
 
 
 POOL = ('variable "size" {\n  default = "p4d.24xlarge"\n}\n'
@@ -125,8 +138,13 @@ def test_a_cold_run_replays_the_roots_its_workers_evaluated(tmp_path: Path, monk
     serial = _findings(root, jobs=1)
     assert counted == {"evaluated": len(SIZES), "replayed": 0}
     counted.update(evaluated=0)
+    made: list = []
+    real_groups = worker_roots.terraform_groups
+    monkeypatch.setattr(worker_roots, "terraform_groups", lambda *a, **k: made.extend(real_groups(*a, **k)) or made)
     assert _findings(root, jobs=2, use_cache=use_cache) == serial
     assert counted == {"evaluated": 0, "replayed": len(SIZES)}
+    # this small project's roots are split between groups: the module they share is parsed in each
+    assert len(made) > 1 and any(g.extra for g in made)
     assert _terraform_findings(serial) == [("MLC303", "modules/pool/main.tf")] + [
         ("MLC303", f"r{i}/main.tf") for i in range(len(SIZES))]
     if use_cache:

@@ -9,24 +9,27 @@ work: sending the trees and evaluating 174 roots, 0.6-0.8 s of a 3 s run.
 Here the .tf and .tfvars files are split into *groups* before they are
 parsed: directories joined by the local module sources their text names
 (``source = "../modules/x"``, found by a pattern over the bytes), each
-directory whole. One worker task parses a group and evaluates its root
-modules with the same code the parent runs (build_terraform, recording
-each root's evaluation as the root cache does: root_cache.RootEvaluation),
-and sends the parent each file without its tree (its outline, as a file
-from the parse cache has) and the evaluations. The parent replays an
-evaluation where it would evaluate that root (:class:`WorkerRoots`, given
-to build_terraform as its root cache), so the model is the one a serial
-run builds, in the same order and with the same budget accounting.
+directory whole; a set of joined directories larger than a worker's share
+(ten environments calling one set of modules) is split by its roots, each
+group holding some roots and every directory they reach (a module shared
+by two groups is parsed in both and sent by one). One worker task parses a
+group and evaluates its root modules with the same code the parent runs
+(build_terraform, recording each root's evaluation as the root cache
+does: root_cache.RootEvaluation), and sends the parent each file without
+its tree (its outline, as a file from the parse cache has) and the
+evaluations. The parent replays an evaluation where it would evaluate that
+root (:class:`WorkerRoots`, given to build_terraform as its root cache), so
+the model is the one a serial run builds, in the same order and with the
+same budget accounting.
 
-The parent replays a root only when the worker saw everything its
-evaluation reads: the group is *closed* in the call graph the parent
-builds from every file's outline (no module directory in it calls one
-outside it, none outside calls into it), and every module directory the
-evaluation looked up is in the group or is not a scanned directory. Any
-other root (a pattern that missed a call, a group with a .tf.json file, a
-worker that failed, the budget) is evaluated by the parent, which then
-loads the trees it needs (cache_trees.HclTrees: from the parse cache, or
-parsed again from the bytes).
+The parent replays a root only when the worker had everything its
+evaluation reads: every directory the root reaches in the call graph the
+parent builds from every file's outline is in the group, and so is every
+scanned module directory the evaluation looked up. Any other root (a
+pattern that missed a call, a group with a .tf.json file, a worker that
+failed, the budget) is evaluated by the parent, which then loads the trees
+it needs (cache_trees.HclTrees: from the parse cache, or parsed again from
+the bytes).
 """
 
 from __future__ import annotations
@@ -56,22 +59,30 @@ def dir_of(path: str) -> str:
 @dataclass(slots=True)
 class TerraformGroup:
     """Files (by position in the caller's list) of module directories that
-    call only each other; ``evaluate``: the worker evaluates its roots
-    (not when a directory has a .tf.json file, which the parent reads)."""
+    call only each other, or, for a large set of such directories, of some
+    of its roots and every directory they reach. ``extra``: the members
+    another group sends (a module shared by roots in two groups is parsed
+    in both, sent by one). ``evaluate``: the worker evaluates its roots (not
+    when a directory has a .tf.json file, which the parent reads)."""
 
     members: list
     dirs: frozenset
     evaluate: bool
+    extra: frozenset = frozenset()
 
 
-def terraform_groups(files: list[tuple[str, FileKind, bytes | None]]) -> list[TerraformGroup]:
+def terraform_groups(files: list[tuple[str, FileKind, bytes | None]],
+                     max_bytes: float | None = None) -> list[TerraformGroup]:
     """Groups of ``files`` (display path, kind, bytes); every Terraform
-    file (.tf, .tf.json, .tfvars) is in exactly one group, other files in none."""
+    file (.tf, .tf.json, .tfvars) is sent by exactly one group, other files
+    are in none. A set of joined directories over ``max_bytes`` is split by
+    its roots (as the text names its calls), so that workers share it."""
     by_dir: dict[str, list[int]] = {}
     for i, (path, kind, _) in enumerate(files):
         if kind in TERRAFORM_KINDS and kind is not FileKind.TERRAFORM_PLAN:
             by_dir.setdefault(dir_of(path), []).append(i)
     parent = {d: d for d in by_dir}
+    calls: dict[str, set[str]] = {}
 
     def find(d: str) -> str:
         while parent[d] != d:
@@ -86,19 +97,59 @@ def terraform_groups(files: list[tuple[str, FileKind, bytes | None]]) -> list[Te
                 continue
             for match in _LOCAL_SOURCE.finditer(data):
                 child = posixpath.normpath(posixpath.join(d, match.group(1).decode("utf-8", "replace")))
-                if child in parent:
+                if child in parent and child != d:
+                    calls.setdefault(d, set()).add(child)
                     a, b = find(d), find(child)
                     if a != b:
                         parent[max(a, b)] = min(a, b)
-    grouped: dict[str, list[str]] = {}
+    joined: dict[str, list[str]] = {}
     for d in sorted(by_dir):
-        grouped.setdefault(find(d), []).append(d)
+        joined.setdefault(find(d), []).append(d)
+    size = {d: sum(len(files[i][2] or b"") for i in members) for d, members in by_dir.items()}
     groups = []
-    for dirs in grouped.values():
-        members = sorted(i for d in dirs for i in by_dir[d])
-        evaluate = all(files[i][1] is not FileKind.TERRAFORM_JSON for i in members)
-        groups.append(TerraformGroup(members, frozenset(dirs), evaluate))
+    for dirs in joined.values():
+        evaluate = all(files[i][1] is not FileKind.TERRAFORM_JSON for d in dirs for i in by_dir[d])
+        if max_bytes is None or not evaluate or sum(size[d] for d in dirs) <= max_bytes:
+            groups.append(TerraformGroup(sorted(i for d in dirs for i in by_dir[d]), frozenset(dirs), evaluate))
+            continue
+        groups.extend(_split(dirs, calls, by_dir, size, max_bytes))
     return groups
+
+
+def _split(dirs: list[str], calls: dict[str, set[str]], by_dir: dict[str, list[int]], size: dict[str, int],
+           max_bytes: float) -> list[TerraformGroup]:
+    """One large set of joined directories as groups of roots with all they
+    reach, up to ``max_bytes`` a group (a root that reaches more is a group
+    of its own); the directories no root reaches go with the first group."""
+    called = {c for d in dirs for c in calls.get(d, ())}
+    roots = [d for d in dirs if d not in called]
+    reach: dict[str, set[str]] = {}
+    for r in roots:
+        seen, stack = {r}, [r]
+        while stack:
+            for c in calls.get(stack.pop(), ()):
+                if c not in seen:
+                    seen.add(c)
+                    stack.append(c)
+        reach[r] = seen
+    bins: list[set[str]] = []
+    for r in sorted(roots, key=lambda r: -sum(size[d] for d in reach[r])):
+        for b in bins:
+            if sum(size[d] for d in b | reach[r]) <= max_bytes:
+                b |= reach[r]
+                break
+        else:
+            bins.append(set(reach[r]))
+    if not bins:
+        bins.append(set())
+    bins[0] |= set(dirs) - set().union(*bins)
+    sent: set[str] = set()
+    out = []
+    for b in bins:
+        extra = frozenset(i for d in b & sent for i in by_dir[d])
+        sent |= b
+        out.append(TerraformGroup(sorted(i for d in b for i in by_dir[d]), frozenset(b), True, extra))
+    return out
 
 
 def preload() -> None:
@@ -184,8 +235,6 @@ class WorkerRoots:
         self._dir_files: dict[str, list[str]] = {}
         self._meanings: dict[str, str] = {}
         self.called: dict[str, set[str]] = {}
-        self._closed: dict[frozenset, bool] = {}
-        self._callers: dict[str, set[str]] | None = None
         self.replayed = 0
 
     def add(self, dirs: frozenset, found: dict[str, tuple[tuple[str, ...], bytes]]) -> None:
@@ -228,22 +277,11 @@ class WorkerRoots:
         if hit is None:
             return False
         group, read, _ = hit
-        if not self._is_closed(group):
-            return False
-        return all(d in group or d not in self._dir_files for d in read)
+        from mlcost_lint.model.terraform import _reachable
 
-    def _is_closed(self, group: frozenset) -> bool:
-        closed = self._closed.get(group)
-        if closed is None:
-            if self._callers is None:
-                self._callers = {}
-                for caller, children in self.called.items():
-                    for child in children:
-                        self._callers.setdefault(child, set()).add(caller)
-            closed = all(self.called.get(d, set()) <= group and self._callers.get(d, set()) <= group
-                         for d in group)
-            self._closed[group] = closed
-        return closed
+        # the worker had every directory the root reaches in the parent's call graph, and every
+        # scanned directory its evaluation looked up (a call the pattern missed fails here)
+        return _reachable([root], self.called) <= group and all(d in group or d not in self._dir_files for d in read)
 
     def lookup(self, key: Any) -> Any:
         if isinstance(key, tuple):
