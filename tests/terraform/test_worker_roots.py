@@ -75,6 +75,11 @@ def test_a_large_set_of_joined_directories_is_split_by_its_roots():
     assert all(0 in g.members and "modules/pool" in g.dirs for g in split)
     assert [0 in g.extra for g in split] == [False, True, True]
     assert sorted(i for g in split for i in g.members if i not in g.extra) == list(range(7))
+    # every root calls one large module (a module repository's examples): parsing it in each group
+    # would cost more than the split saves, so the set stays whole
+    large = ("modules/pool/main.tf", TF, module[2] * 40)
+    assert [g.members for g in terraform_groups([large, *roots], max_bytes=2 * len(roots[0][2]) + len(large[2]))] \
+        == [[0, 1, 2, 3, 4, 5, 6]]
 
 
 POOL = ('variable "size" {\n  default = "p4d.24xlarge"\n}\n'
@@ -125,7 +130,8 @@ def _terraform_findings(findings: list) -> list:
 
 
 def _project(tmp_path: Path, monkeypatch, source: str) -> Path:
-    files = {f"r{i}/main.tf": ROOT % (source, size, i) for i, size in enumerate(SIZES)}
+    # roots larger than the module they share: split between groups, it is parsed again in each (cheap)
+    files = {f"r{i}/main.tf": ROOT % (source, size, i) + "# " + "-" * 2000 + "\n" for i, size in enumerate(SIZES)}
     files["modules/pool/main.tf"] = POOL
     files.update({f"jobs/job{i}.yaml": JOB % i for i in range(8)})
     return cached_project(tmp_path, monkeypatch, files)
