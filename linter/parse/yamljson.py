@@ -152,11 +152,8 @@ class _Converter:
             self._check_size(node)
             raise
 
-    def _convert_once(self, node: yaml.Node, path: KeyPath, depth: int) -> Any:
-        """:meth:`_convert` for a text with no alias: no node is reached
-        twice, so nothing is remembered for reuse, and a string scalar child
-        (most nodes) is read in place instead of by a call. Same values,
-        positions, blocks and first error, in the same order."""
+    def _refuse(self, node: yaml.Node, depth: int) -> None:
+        """A node too deep or with an unsafe tag ends the document's reading."""
         if depth > self.max_depth:
             line, col = self._mark(node)
             raise DocumentError(f"nesting deeper than {self.max_depth} levels (max-nesting-depth)", line, col)
@@ -164,6 +161,13 @@ class _Converter:
         if tag.startswith(_UNSAFE_TAG_PREFIX):
             line, col = self._mark(node)
             raise DocumentError(f"unsafe YAML tag '!!{tag[len('tag:yaml.org,2002:'):]}' refused", line, col)
+
+    def _convert_once(self, node: yaml.Node, path: KeyPath, depth: int) -> Any:
+        """:meth:`_convert` for a text with no alias: no node is reached
+        twice, so nothing is remembered for reuse, and a string scalar child
+        (most nodes) is read in place instead of by a call. Same values,
+        positions, blocks and first error, in the same order."""
+        self._refuse(node, depth)
         kind = node.__class__
         if kind is _SCALAR or isinstance(node, yaml.ScalarNode):
             return self._scalar_value(node)
@@ -235,13 +239,7 @@ class _Converter:
                 line, col)
 
     def _convert(self, node: yaml.Node, path: KeyPath, depth: int) -> Any:
-        if depth > self.max_depth:
-            line, col = self._mark(node)
-            raise DocumentError(f"nesting deeper than {self.max_depth} levels (max-nesting-depth)", line, col)
-        tag = node.tag or ""
-        if tag.startswith(_UNSAFE_TAG_PREFIX):
-            line, col = self._mark(node)
-            raise DocumentError(f"unsafe YAML tag '!!{tag[len('tag:yaml.org,2002:'):]}' refused", line, col)
+        self._refuse(node, depth)
         key = id(node)
         if key in self.done:
             # An alias: reuse the converted value; positions stay at the anchor.
