@@ -6,6 +6,7 @@ process whichever way each root was evaluated."""
 from __future__ import annotations
 
 import os
+import pickle
 from pathlib import Path
 
 import pytest
@@ -47,8 +48,9 @@ def test_groups_are_directories_joined_by_the_local_modules_their_text_calls():
 
 def test_a_worker_evaluation_is_replayed_only_when_the_worker_had_all_it_reads():
     roots = WorkerRoots()
-    roots.add(frozenset({"app", "modules/a"}), {"app": (("app", "modules/a"), b"")})
-    roots.add(frozenset({"solo"}), {"solo": (("solo", "modules/a"), b"")})
+    evaluation = pickle.dumps("an evaluation")
+    roots.add(frozenset({"app", "modules/a"}), {"app": (("app", "modules/a"), evaluation)})
+    roots.add(frozenset({"solo"}), {"solo": (("solo", "modules/a"), evaluation)})
     roots.dir_files = {"app": ["app/main.tf"], "modules/a": ["modules/a/main.tf"], "solo": ["solo/main.tf"],
                        "modules/b": ["modules/b/main.tf"], "elsewhere": ["elsewhere/main.tf"]}
     # another root calling the same module does not matter (it is evaluated on its own)
@@ -60,6 +62,8 @@ def test_a_worker_evaluation_is_replayed_only_when_the_worker_had_all_it_reads()
     # the parent's call graph reaches a directory the worker did not have (a call the pattern missed)
     roots.called = {"app": {"modules/a"}, "modules/a": {"modules/b"}}
     assert roots.manifest_key("app", []) is None
+    roots.called = {"app": {"modules/a"}}
+    assert roots.lookup(roots.manifest_key("app", [])) == "an evaluation"
 
 
 def test_a_large_set_of_joined_directories_is_split_by_its_roots():

@@ -130,14 +130,19 @@ class RootCache:
         entry = self.cache.get(key) if key is not None else None
         return entry if isinstance(entry, RootEvaluation) else None
 
-    def store(self, manifest_key: str | None, dirs: Iterable[str], evaluation: RootEvaluation) -> None:
+    def store(self, manifest_key: str | None, dirs: Iterable[str], evaluation: RootEvaluation,
+              payload: bytes | None = None) -> None:
+        """``payload``: ``evaluation`` already pickled (by a parse worker: worker_roots.py)."""
         if manifest_key is None:
             return
         dirs = tuple(sorted(set(dirs)))
         key = self.entry_key(manifest_key, dirs)
         if key is None:
             return
-        self.cache.put(key, evaluation)
+        if payload is not None:
+            self.cache.put_payload(key, payload)
+        else:
+            self.cache.put(key, evaluation)
         self.cache.put(manifest_key, RootManifest(dirs))
 
 

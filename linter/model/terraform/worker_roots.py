@@ -244,16 +244,18 @@ class WorkerRoots:
 
     def __init__(self, disk: Any = None) -> None:
         self.disk = disk
-        # root dir -> (its group's directories, directories its evaluation read, pickled evaluation)
-        self.found: dict[str, tuple[frozenset, tuple[str, ...], bytes]] = {}
+        # root dir -> (its group's directories, directories its evaluation read, (evaluation, its pickle))
+        self.found: dict[str, tuple[frozenset, tuple[str, ...], tuple[Any, bytes]]] = {}
         self._dir_files: dict[str, list[str]] = {}
         self._meanings: dict[str, str] = {}
         self.called: dict[str, set[str]] = {}
         self.replayed = 0
 
     def add(self, dirs: frozenset, found: dict[str, tuple[tuple[str, ...], bytes]]) -> None:
-        for root, (read, evaluation) in found.items():
-            self.found[root] = (dirs, read, evaluation)
+        """A worker's evaluations, unpickled now: while the workers still
+        parse, not when Terraform is modelled after the last of them."""
+        for root, (read, payload) in found.items():
+            self.found[root] = (dirs, read, (pickle.loads(payload), payload))
 
     # build_terraform sets these on its root cache: the disk cache needs them too
     @property
@@ -300,16 +302,16 @@ class WorkerRoots:
     def lookup(self, key: Any) -> Any:
         if isinstance(key, tuple):
             _, root, disk_key = key
-            evaluation = pickle.loads(self.found[root][2])
+            _, read, (evaluation, payload) = self.found.pop(root)
             self.replayed += 1
-            if disk_key is not None:
-                self.disk.store(disk_key, self.found[root][1], evaluation)
+            if disk_key is not None:    # for the next run: the worker's pickle, not pickled again
+                self.disk.store(disk_key, read, evaluation, payload)
             return evaluation
         return self.disk.lookup(key) if self.disk is not None else None
 
     def fetch(self, key: Any) -> Any:
         if isinstance(key, tuple):
-            return pickle.loads(self.found[key[1]][2])
+            return self.found[key[1]][2][0] if key[1] in self.found else None
         return self.disk.fetch(key) if self.disk is not None else None
 
     def store(self, key: Any, dirs: Iterable[str], evaluation: Any) -> None:
