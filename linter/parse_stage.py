@@ -415,7 +415,7 @@ class _ModelFeed:
 
     def worker_roots_found(self, chunk: list[_ParseTask], members_of: list[list[int]], found: list[dict]) -> None:
         """A worker's evaluations of the groups in ``chunk`` (before its files land)."""
-        from mlcost_lint.model.terraform.worker_roots import dir_of
+        from mlcost_lint.model.terraform import dir_of
 
         for members, evaluations in zip(members_of, found):
             self._builder.worker_roots.add(frozenset(dir_of(chunk[k].display) for k in members), evaluations)

@@ -29,7 +29,8 @@ def is_plan_json(data: Any) -> bool:
     return isinstance(data.get("values"), dict) and "terraform_version" in data
 
 
-def _dir_of(path: str) -> str:
+def dir_of(path: str) -> str:
+    """A file's module directory."""
     d = posixpath.dirname(path.replace("\\", "/"))
     return posixpath.normpath(d) if d else "."
 
@@ -68,13 +69,13 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
             if kind is FileKind.TERRAFORM and (f.hcl is not None or f.hcl_outline is not None):
                 # A file from the parse cache has only its outline: its tree is
                 # read (``trees``) if a root is evaluated (_Roots._prepare).
-                d = _dir_of(f.path)
+                d = dir_of(f.path)
                 sources.setdefault(d, ModuleSource(d)).pending.append(f.hcl if f.hcl is not None else f)
                 outline = outline_of(f.hcl) if f.hcl is not None else f.hcl_outline
                 module_sources.setdefault(d, []).extend(outline.module_sources)
                 dir_files.setdefault(d, []).append(f.path)
             elif kind is FileKind.TERRAFORM_JSON and f.documents:
-                d = _dir_of(f.path)
+                d = dir_of(f.path)
                 body = json_to_hcl(f.documents[0])
                 sources.setdefault(d, ModuleSource(d)).pending.append(body)
                 module_sources.setdefault(d, []).extend(outline_of(body).module_sources)
@@ -84,7 +85,7 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
                 if _is_auto_vars(name):
                     body = _vars_body(f)
                     if body is not None:
-                        tfvars_by_dir.setdefault(_dir_of(f.path), []).append((name, body, f.path))
+                        tfvars_by_dir.setdefault(dir_of(f.path), []).append((name, body, f.path))
             elif kind in (FileKind.TERRAFORM_PLAN, FileKind.JSON) and f.documents:
                 doc = f.documents[0]
                 if is_plan_json(doc.data):
@@ -481,4 +482,4 @@ def _root_inputs(src: Any, auto_vars: list, var_files: list, cli_vars: dict[str,
     return inputs
 
 
-__all__ = ["build_terraform", "is_plan_json"]
+__all__ = ["build_terraform", "dir_of", "is_plan_json"]

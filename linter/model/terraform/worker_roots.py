@@ -40,6 +40,7 @@ import re
 from typing import Any, Iterable
 
 from mlcost_lint.lean_dataclass import dataclass
+from mlcost_lint.model.terraform import dir_of
 from mlcost_lint.parse.document import TERRAFORM_KINDS, FileKind
 
 # A local module source in a .tf file's text: what ModuleSource's outline
@@ -48,12 +49,6 @@ from mlcost_lint.parse.document import TERRAFORM_KINDS, FileKind
 # starts with a literal, which the regex engine searches for fast (a leading
 # \b made it try every position: 45 ms over the real corpus's 2.3 MB of .tf).
 _LOCAL_SOURCE = re.compile(rb'source\s*=\s*"(\.\.?/[^"\\\n]*)"')
-
-
-def dir_of(path: str) -> str:
-    """A file's module directory, as build_terraform names it."""
-    d = posixpath.dirname(path.replace("\\", "/"))
-    return posixpath.normpath(d) if d else "."
 
 
 @dataclass(slots=True)
@@ -201,9 +196,6 @@ class _Recorder:
     def lookup(self, key: Any) -> None:
         return None
 
-    def fetch(self, key: Any) -> None:
-        return None
-
     def store(self, key: Any, dirs: Iterable[str], evaluation: Any) -> None:
         self.found[key] = (tuple(sorted(set(dirs))), pickle.dumps(evaluation, protocol=pickle.HIGHEST_PROTOCOL))
 
@@ -240,7 +232,9 @@ class WorkerRoots:
     build_terraform as its root cache (with the run's own root cache, if
     any, behind it: an evaluation replayed from a worker is stored there
     too, for the next run). A root is replayed only as the module
-    docstring says; a key is ``("worker", root, disk key)``."""
+    docstring says; a key is ``("worker", root, disk key)``. It serves
+    build_terraform with one job (no prefetch: ProjectBuilder.terraform),
+    so it answers only what one job asks of a root cache."""
 
     def __init__(self, disk: Any = None) -> None:
         self.disk = disk
@@ -249,7 +243,6 @@ class WorkerRoots:
         self._dir_files: dict[str, list[str]] = {}
         self._meanings: dict[str, str] = {}
         self.called: dict[str, set[str]] = {}
-        self.replayed = 0
 
     def add(self, dirs: frozenset, found: dict[str, tuple[tuple[str, ...], bytes]]) -> None:
         """A worker's evaluations, unpickled now: while the workers still
@@ -278,10 +271,6 @@ class WorkerRoots:
         if self.disk is not None:
             self.disk.meanings = value
 
-    @property
-    def cache(self) -> Any:
-        return self.disk.cache if self.disk is not None else None
-
     def manifest_key(self, root: str, var_paths: list[str]) -> Any:
         disk_key = self.disk.manifest_key(root, var_paths) if self.disk is not None else None
         if self._usable(root):
@@ -303,16 +292,10 @@ class WorkerRoots:
         if isinstance(key, tuple):
             _, root, disk_key = key
             _, read, (evaluation, payload) = self.found.pop(root)
-            self.replayed += 1
             if disk_key is not None:    # for the next run: the worker's pickle, not pickled again
                 self.disk.store(disk_key, read, evaluation, payload)
             return evaluation
         return self.disk.lookup(key) if self.disk is not None else None
-
-    def fetch(self, key: Any) -> Any:
-        if isinstance(key, tuple):
-            return self.found[key[1]][2][0] if key[1] in self.found else None
-        return self.disk.fetch(key) if self.disk is not None else None
 
     def store(self, key: Any, dirs: Iterable[str], evaluation: Any) -> None:
         if isinstance(key, tuple):
@@ -321,4 +304,4 @@ class WorkerRoots:
             self.disk.store(key, dirs, evaluation)
 
 
-__all__ = ["GroupInputs", "TerraformGroup", "WorkerRoots", "dir_of", "evaluate_group", "preload", "terraform_groups"]
+__all__ = ["GroupInputs", "TerraformGroup", "WorkerRoots", "evaluate_group", "preload", "terraform_groups"]
