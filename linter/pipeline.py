@@ -249,6 +249,16 @@ class _Analysis(NamedTuple):
     failures: list[RuleFailure]
 
 
+@dataclass(slots=True)
+class _Preloaded:
+    """The project index (and summary) a hook loads ahead (_SlicePlan.preload)."""
+
+    key: str
+    index: "ProjectIndex | None"
+    summary_key: str | None = None
+    summary: "TerraformSummary | None" = None
+
+
 class _SlicePlan:
     """What a reporting run reads of the project (mlcost_lint.project_slice)
     and the index it keeps up to date: every run with a cache writes one
@@ -299,18 +309,27 @@ class _SlicePlan:
 
     @classmethod
     def preload(cls, cache: ParseCache, settings_key: str, var_inputs: list[_Input], options: LintOptions,
-                paths: list[str]) -> "tuple[str, ProjectIndex | None] | None":
-        """The project index a reporting run's plan reads (make), loaded before
-        the files are keyed: while a helper process stats them (probe_ahead)."""
+                paths: list[str]) -> "_Preloaded | None":
+        """What a reporting run's plan reads (make), loaded before the files
+        are keyed, while a helper process stats them (probe_ahead): the
+        project index, and the Terraform summary of the index's own Terraform
+        files, the one a hook reads when no .tf file changed since."""
         from mlcost_lint import project_slice
 
         key = cls._index_key(cache, settings_key, var_inputs, options, paths)
-        return (key, project_slice.load(cache, key)) if key is not None else None
+        if key is None:
+            return None
+        index = project_slice.load(cache, key)
+        if index is None or var_inputs:     # (--var-file values are evaluated with the files: no summary)
+            return _Preloaded(key, index)
+        summary_key = project_slice.terraform_key(key, index, {p: e.key for p, e in index.files.items()
+                                                               if e.terraform})
+        return _Preloaded(key, index, summary_key, project_slice.load_summary(cache, summary_key))
 
     @classmethod
     def make(cls, cache: ParseCache, settings: Settings, settings_key: str, inputs: list[_Input],
              var_inputs: list[_Input], options: LintOptions, paths: list[str], discovery_errors: bool = False,
-             preloaded: "tuple[str, ProjectIndex | None] | None" = None) -> "_SlicePlan | None":
+             preloaded: "_Preloaded | None" = None) -> "_SlicePlan | None":
         from mlcost_lint import project_slice
 
         key = cls._index_key(cache, settings_key, var_inputs, options, paths)
@@ -322,7 +341,7 @@ class _SlicePlan:
         incremental = reporting is None and options.reuse_run and not var_inputs and not discovery_errors
         index = None
         if reporting is not None or incremental:
-            index = preloaded[1] if preloaded is not None and preloaded[0] == key else project_slice.load(cache, key)
+            index = preloaded.index if preloaded is not None and preloaded.key == key else project_slice.load(cache, key)
         plan = cls(cache, key, index, keys, reporting)
         if plan.index is None:
             return plan
@@ -351,8 +370,10 @@ class _SlicePlan:
             # changed .tf files stand for Terraform by their meaning (ParsedFile.meaning): comments
             # edited, or a content restored, find the summary kept of it
             reread = plan._meanings([p for p in plan.changed if p not in others], settings, options, inputs)
-            plan.summary = project_slice.load_summary(cache, project_slice.terraform_key(
-                key, plan.index, keys, {p: pf.meaning for p, pf in reread.items()}))
+            summary_key = project_slice.terraform_key(key, plan.index, keys,
+                                                      {p: pf.meaning for p, pf in reread.items()})
+            plan.summary = preloaded.summary if preloaded is not None and preloaded.index is plan.index \
+                and preloaded.summary_key == summary_key else project_slice.load_summary(cache, summary_key)
             if plan.summary is not None:
                 plan.slice.files = {p for p in plan.slice.files if not plan.index.terraform(p)}
                 plan.reread = reread

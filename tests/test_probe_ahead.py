@@ -118,3 +118,61 @@ def test_a_hook_with_stats_ahead_reports_what_it_reports_without(tmp_path: Path,
     assert taken == [False, True]     # whole runs take no helper; the second hook did
     assert with_helper == without and with_helper
     assert all(loc.path == "k8s/job-2.yaml" for _, loc, _ in with_helper)
+
+
+def test_a_hook_with_stats_ahead_uses_the_summary_loaded_ahead_only_for_the_same_terraform(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The helper's hook loads the Terraform summary of the index's own .tf
+    # files while the helper stats the tree (pipeline._SlicePlan.preload):
+    # used when no .tf file changed since, else the summary of the new
+    # content is looked up (none yet: Terraform is read whole), as without.
+    import shutil
+
+    from mlc_testing import FIXTURES
+
+    import mlcost_lint.project_slice as project_slice
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(file_index, "RACY_SECONDS", 0)
+    root = tmp_path / "demo"
+    shutil.copytree(FIXTURES / "demo", root)
+    monkeypatch.chdir(root)
+    settings = load_settings(None, root)
+    whole = lint(["."], settings, LintOptions(cache_dir=tmp_path / "cache", jobs=2))
+    config = next(c.path for c in whole.project.training
+                  if not c.embedded_in and not c.launch_line and c.path.endswith((".yaml", ".yml")))
+    terraform = sorted(pf.path for pf in whole.files if pf.path.endswith(".tf"))[0]
+    loaded: list[str] = []      # each summary looked up, found or not, before or after the helper answered
+    real_load, real_result = project_slice.load_summary, probe_ahead.ProbesAhead.result
+
+    def spying(cache, key):
+        found = real_load(cache, key)
+        loaded.append(("found" if found is not None else "none") + (" after" if "stats" in loaded else " ahead"))
+        return found
+
+    def result(self):
+        loaded.append("stats")
+        return real_result(self)
+
+    monkeypatch.setattr(project_slice, "load_summary", spying)
+    monkeypatch.setattr(probe_ahead.ProbesAhead, "result", result)
+    monkeypatch.setattr(probe_ahead, "MIN_FILES", 1)
+
+    def hook(turn: int):
+        (root / config).write_bytes((root / config).read_bytes() + f"\n# hook {turn}\n".encode())
+        loaded.clear()
+        result = lint([".", config], settings, LintOptions(cache_dir=tmp_path / "cache", jobs=2,
+                                                            report_paths=frozenset({config})))
+        again = lint(["."], settings, LintOptions(cache_dir=tmp_path / f"elsewhere{turn}", jobs=2))
+        assert [(f.code, f.location, f.message) for f in result.findings] == \
+            [(f.code, f.location, f.message) for f in again.findings if f.location.path == config]
+        return {pf.path for pf in result.files}, list(loaded)
+
+    read, summaries = hook(0)
+    assert terraform not in read and summaries == ["found ahead", "stats"]      # loaded ahead, once, and used
+    (root / terraform).write_bytes((root / terraform).read_bytes() + b"\nlocals {\n  edited = 1\n}\n")
+    read, summaries = hook(1)
+    # the old one ahead; none kept of the new content
+    assert terraform in read and summaries == ["found ahead", "stats", "none after"]
+    read, summaries = hook(2)
+    assert terraform not in read and summaries == ["found ahead", "stats"]      # the summary that run left
