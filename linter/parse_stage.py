@@ -106,7 +106,7 @@ def _parse_file(data: bytes, display: str, kind: FileKind, max_depth: int, cache
     file's is taken where its tree is pickled): a run with no cache has no
     index to compare it with.
     ``models`` False: a file parsed to learn its meaning only
-    (pipeline._SlicePlan._incremental) is cached without its model, which
+    (slice_plan.SlicePlan._incremental) is cached without its model, which
     the run that models it reads then (ProjectBuilder.add)."""
     from mlcost_lint.cache_trees import document_meaning
 

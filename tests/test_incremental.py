@@ -269,14 +269,14 @@ def test_a_comment_that_moves_lines_in_a_file_that_shapes_others_reads_the_whole
 def test_a_file_whose_comments_changed_is_rekeyed_in_the_index(tmp_path, monkeypatch):
     # The index takes the new content's key with the meaning it had: the next
     # run does not parse the file again to compare it.
-    from mlcost_lint import pipeline
+    from mlcost_lint import slice_plan
 
     root, cache = _demo(tmp_path)
     _append(root / "infra" / "pcluster-config.yaml", "# reviewed")
     _cached_run(root, cache, incremental=True)
     reads: list = []
-    real = pipeline._parse_inputs
-    monkeypatch.setattr(pipeline, "_parse_inputs",
+    real = slice_plan._parse_inputs
+    monkeypatch.setattr(slice_plan, "_parse_inputs",
                         lambda read, *a, **k: reads.append([i.source.display for i in read]) or real(read, *a, **k))
     assert _change_a_value(root / "configs" / "lora.yml")
     _cached_run(root, cache, incremental=True)

@@ -123,7 +123,7 @@ def test_a_hook_with_stats_ahead_reports_what_it_reports_without(tmp_path: Path,
 def test_a_hook_with_stats_ahead_uses_the_summary_loaded_ahead_only_for_the_same_terraform(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The helper's hook loads the Terraform summary of the index's own .tf
-    # files while the helper stats the tree (pipeline._SlicePlan.preload):
+    # files while the helper stats the tree (slice_plan.SlicePlan.preload):
     # used when no .tf file changed since, else the summary of the new
     # content is looked up (none yet: Terraform is read whole), as without.
     import shutil
