@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+import yaml
 
 from mlcost_lint.parse import parse_bytes
 from mlcost_lint.parse.document import FileKind
@@ -138,7 +139,30 @@ def test_documents_without_aliases_match_the_size_walk_on_real_files(monkeypatch
     real = yamljson._Converter.convert
     monkeypatch.setattr(yamljson._Converter, "convert", lambda self, node, alias_free=False: real(self, node, False))
     assert [_outcome(t) for t in texts] == fast
-    assert sum("*" not in t for t in texts) > 1000
+    assert sum("*" not in t or "&" not in t for t in texts) > 1000
+    assert sum("*" in t and "&" not in t for t in texts) > 100      # globs, shell: alias-free too
+
+
+@pytest.mark.parametrize("text, alias_free", [
+    ("files: ['*.json', 'data/**']\nrun: train\n", True),      # a "*" alone: no alias
+    ("run: a && b\nskip: '*'\n", False),                         # both: the general way
+    ("base: &b {x: 1}\nother: *b\n", False),
+    ("note: '&'\n", True),
+])
+def test_only_a_text_with_an_anchor_and_an_alias_sign_takes_the_general_way(text, alias_free, monkeypatch):
+    # An alias names an anchor (one that names none is the composer's error),
+    # so a text needs both signs to hold one.
+    import mlcost_lint.parse.yamljson as yamljson
+
+    asked = []
+    real = yamljson._Converter.convert
+    monkeypatch.setattr(yamljson._Converter, "convert", lambda self, node, alias_free=False: (
+        asked.append(alias_free), real(self, node, alias_free))[1])
+    docs = parse_yaml(text, "f.yaml")
+    assert asked == [alias_free]
+    assert docs[0].data == yaml.safe_load(text)
+    with pytest.raises(DocumentError, match="undefined alias"):     # "*" alone
+        parse_yaml("a: *nowhere\n", "f.yaml")
 
 
 def test_syntax_error_has_parser_position():
@@ -191,8 +215,8 @@ def test_suppressions_are_read_at_parse_time():
 
 
 # Texts with no alias take a shorter conversion (_Converter._convert_once);
-# a "*" anywhere (here in a comment at the end of the first line) sends the
-# same text the general way.
+# a "*" and a "&" anywhere (here in a comment at the end of the first line)
+# send the same text the general way.
 _BOTH_WAYS = [
     MANIFEST,
     "a: &base {x: 1, y: [true, null, 2.5, '8', 0x1F]}\nb:\n  <<: {x: 2, z: 3}\n  x: 9\n",
@@ -216,7 +240,7 @@ def test_alias_free_conversion_equals_the_general_one(text, depth):
             return (exc.message, exc.line, exc.column)
 
     first, _, rest = text.partition("\n")
-    general = f"{first} # *\n{rest}"
+    general = f"{first} # * &\n{rest}"
     assert "*" not in text
     assert outcome(text) == outcome(general)
     assert outcome(text) != []      # each text reads to something or fails on something

@@ -381,7 +381,9 @@ def parse_yaml(text: str, path: str, *, max_depth: int = 500, max_nodes: int = 2
         raise DocumentError(_yaml_error_message(exc), line, col) from None
     try:
         index = 0
-        alias_free = "*" not in text and 2 * len(text) + 2 <= max_nodes
+        # No alias without an anchor (an alias to none is the composer's error): a
+        # glob ("*.json") or a shell "&&" alone leaves the text alias-free
+        alias_free = ("*" not in text or "&" not in text) and 2 * len(text) + 2 <= max_nodes
         while loader.check_node():
             node = loader.get_node()
             if node is None:
