@@ -219,6 +219,16 @@ def _is_file(path: Path) -> bool:
         return False
 
 
+if os.sep == "/" and os.altsep is None:
+    def _join(folder: str, name: str) -> str:
+        """os.path.join for a walked folder and a name listed in it (no
+        separator in the name): the walk joins a path for every file and
+        folder, and posixpath.join's checks were a tenth of discovery."""
+        return folder + name if folder.endswith("/") else folder + "/" + name
+else:   # pragma: no cover - Windows: drives and two separators
+    _join = os.path.join
+
+
 def _walk(top: str, top_display: str, on_error, listings: dict[str, bytes] | None = None):
     """os.walk(top, followlinks=False), top-down, that also yields each
     folder's display path (its parent's plus its name: one relpath per walk,
@@ -256,7 +266,7 @@ def _walk(top: str, top_display: str, on_error, listings: dict[str, bytes] | Non
         if listings is not None:
             listings[dirpath] = _digest(dirs, links, files)
         yield dirpath, display, dirs, files, [os.path.join(dirpath, d) for d in dirs if d in links]
-        stack.extend((os.path.join(dirpath, d), d if display == "." else f"{display}/{d}")
+        stack.extend((_join(dirpath, d), d if display == "." else f"{display}/{d}")
                      for d in reversed(dirs) if d not in links)
 
 
@@ -353,18 +363,19 @@ def walk_folder(start: Path, exclude: list[str], root: Path, cwd: Path, respect_
             return False
         # A folder not entered is watched by its own stamp (a pyvenv.cfg
         # made or removed in it moves it); an entered one is, when walked.
-        if os.path.lexists(os.path.join(dirpath, d, "pyvenv.cfg")):
-            watched.append(os.path.join(dirpath, d))
+        path = _join(dirpath, d)
+        if os.path.lexists(_join(path, "pyvenv.cfg")):
+            watched.append(path)
             return False
         display = d if folder == "." else f"{folder}/{d}"
         pattern = excluded_by(display, exclude, root, cwd)
         if pattern is not None:
-            watched.append(os.path.join(dirpath, d))
+            watched.append(path)
             events.append((None, Skip(display, "exclude", pattern, is_dir=True)))
             return False
-        rule = ignore.match(os.path.join(dirpath, d), is_dir=True) if ignore is not None else None
+        rule = ignore.match(path, is_dir=True) if ignore is not None else None
         if rule is not None:
-            watched.append(os.path.join(dirpath, d))
+            watched.append(path)
             events.append((None, Skip(display, "gitignore", _why(rule, cwd), is_dir=True)))
             return False
         return True
@@ -382,7 +393,7 @@ def walk_folder(start: Path, exclude: list[str], root: Path, cwd: Path, respect_
             if kind is None and "." in name:
                 continue
             is_link, is_regular = _entry_type(files[name])   # from the listing: no lstat per file
-            full = os.path.join(dirpath, name)
+            full = _join(dirpath, name)
             if is_link:
                 out.links.append(full)
             if kind is None and (is_regular or is_regular is None):

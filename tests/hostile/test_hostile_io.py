@@ -194,3 +194,31 @@ def test_explicit_fifo_on_the_command_line_is_mlc001_through_the_cli(tmp_path: P
         "until someone notices: set spec.activeDeadlineSeconds (price unknown)",
         "pipe.yaml:1:1: MLC001 [error] not a regular file or folder; not read",
     ]
+
+
+def test_read_regular_reads_every_byte_whatever_the_size_fstat_gave(tmp_path: Path, monkeypatch):
+    # One read of fstat's size and a byte more ends a file of that size; a
+    # file that grew since fstat (or shrank) is read on to its end, within the bound.
+    import mlcost_lint.safe_io as safe_io
+
+    for size in (0, 1, 4095, 65536, (1 << 20) + 7, 3 * (1 << 20)):
+        data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+        (tmp_path / "f").write_bytes(data)
+        assert read_regular(tmp_path / "f", 4 << 20) == data
+    real_fstat = os.fstat
+
+    class Stale:
+        def __init__(self, st, size):
+            self._st, self.st_size = st, size
+
+        def __getattr__(self, name):
+            return getattr(self._st, name)
+
+    data = b"y" * 5000
+    (tmp_path / "f").write_bytes(data)
+    for reported in (10, 4999, 5001, 0):      # grew since, by 1 byte and more; shrank; was empty
+        monkeypatch.setattr(safe_io.os, "fstat", lambda fd, n=reported: Stale(real_fstat(fd), n))
+        assert read_regular(tmp_path / "f", 10_000) == data
+        with pytest.raises(TooLarge):
+            read_regular(tmp_path / "f", 4000 if reported < 4000 else 4999)
+    monkeypatch.setattr(safe_io.os, "fstat", real_fstat)
