@@ -126,7 +126,7 @@ def _compact(name: str) -> str:
 
 
 def _load_yaml(file_name: str) -> Any:
-    import yaml  # lazy: only when the catalogue is first used
+    from mlcost_lint.yaml_lib import yaml  # lazy: only when the catalogue is first used
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(_DATA_DIR / file_name, encoding="utf-8") as handle:

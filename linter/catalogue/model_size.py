@@ -56,7 +56,7 @@ def _norm(text: str) -> str:
 
 @cache
 def _families() -> _FamilyTables:
-    import yaml  # lazy
+    from mlcost_lint.yaml_lib import yaml  # lazy
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(Path(__file__).parent / "model_families.yaml", encoding="utf-8") as handle:

@@ -191,7 +191,7 @@ def _diff_counts(old: str, new: str) -> tuple[int, int, int]:
 
 def rewrite(text: str, edits: list[YamlEdit]) -> tuple[str | None, str]:
     """The new text of a YAML file with ``edits`` applied, or (None, why)."""
-    import yaml as pyyaml
+    from mlcost_lint.yaml_lib import yaml as pyyaml
     from ruamel.yaml.util import load_yaml_guess_indent
 
     try:

@@ -19,7 +19,7 @@ import operator
 import re
 from typing import Any
 
-import yaml
+from mlcost_lint.yaml_lib import yaml
 
 from mlcost_lint.parse.document import Document, KeyPath
 

@@ -29,10 +29,10 @@ _DATA_DIR = Path(__file__).parent
 
 @cache
 def pairing() -> dict[str, dict[str, str]]:
-    import yaml
+    from mlcost_lint.yaml_lib import yaml
 
     with open(_DATA_DIR / "pairing.yaml", encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+        return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def _gcp_family(name: str) -> str | None:

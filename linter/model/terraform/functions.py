@@ -671,7 +671,7 @@ def _normalize_json(data: Any) -> Any:
 
 @fn()
 def yamldecode(v: Any) -> Any:
-    import yaml
+    from mlcost_lint.yaml_lib import yaml
 
     try:
         data = yaml.load(_str(v), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
