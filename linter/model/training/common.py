@@ -29,7 +29,8 @@ MODEL_ID_KEYS: tuple[str, ...] = (
 
 
 def is_object_store_path(text: str) -> bool:
-    return bool(_OBJECT_STORE.match(text.strip()))
+    # every such path has "://": a C-level test first (called for every string of every config)
+    return "://" in text and bool(_OBJECT_STORE.match(text.strip()))
 
 
 def collect_data_paths(view: ConfigView, settings: TrainingSettings) -> None:
