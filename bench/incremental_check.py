@@ -14,8 +14,8 @@ the same run with ``--no-cache``. With ``--hooks``, each changed file is
 first linted alone with the project as context, as the pre-commit hook
 does (a sliced run that updates the index); with ``--compare-hooks`` too,
 each hook's output is compared with the same hook's with ``--no-cache``
-(a difference counts as one; on a tree of 2,000 files or more the hook's
-stats come from a helper process: probe_ahead). With ``--add``, each round also
+(a difference counts as one; on a tree of 5,000 files or more the hook's
+stats come from a helper process: probe_ahead.MIN_FILES). With ``--add``, each round also
 adds a copy of a .yaml/.yml file beside it (a new manifest or config with
 the original's names; the hook, with ``--hooks``, is run on it too); with
 ``--remove``, it removes one. With ``--rewrite``, each change is written as
