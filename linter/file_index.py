@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from mlcost_lint.lean_dataclass import dataclass
 
 if TYPE_CHECKING:
+    from mlcost_lint.discover import SourceFile
     from mlcost_lint.cache import ParseCache
     from mlcost_lint.probe_ahead import Probe
 
@@ -66,20 +67,28 @@ class FileIndex:
             index.entries = loaded
         return index
 
-    def lookup(self, display: str, found: "Probe", kind: str) -> str | None:
-        """The parse key recorded for this file when its stat (``found``) is
-        unchanged (``kind``: a FileKind or its value; a str enum equals its value)."""
-        entry = self.entries.get(display)
-        if entry.__class__ is not tuple or len(entry) != 2:
-            return None
-        recorded, key = entry
-        # stamp_of, written out: this runs for every file of every run with a
-        # cache (8,000 calls in a pre-commit hook on bench/'s largest tree)
-        if (key.__class__ is not str or not found[0]
-                or recorded != (found[1], found[2], found[3], found[4], found[5], kind)):
-            return None
-        self.seen[display] = entry
-        return key
+    def known_keys(self, files: "list[SourceFile]", probes: "list[Probe | None]", max_bytes: int) -> list[str | None]:
+        """The parse key recorded for each of ``files`` whose stat (``probes``,
+        in order) is unchanged, a regular file of at most ``max_bytes``; None
+        for any other (the standard input is never in the index). One loop,
+        no call per file: keying bench/'s 8,000 files in a pre-commit hook
+        took 16-25 ms with a lookup call each, 8-9 ms so."""
+        entries, seen = self.entries, self.seen
+        out: list[str | None] = []
+        append = out.append
+        for sf, found in zip(files, probes):
+            key = None
+            if found is not None and found[0] and found[3] <= max_bytes:
+                display = sf.display
+                entry = entries.get(display)
+                if entry.__class__ is tuple and len(entry) == 2:
+                    recorded, known = entry
+                    if known.__class__ is str and recorded == (found[1], found[2], found[3], found[4], found[5],
+                                                               sf.kind):
+                        seen[display] = entry
+                        key = known
+            append(key)
+        return out
 
     def record(self, display: str, found: "Probe | None", kind: str, key: str) -> None:
         """A file read and hashed this run (``found``: its stat before reading)."""

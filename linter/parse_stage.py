@@ -344,16 +344,15 @@ def _read_all(files: list[SourceFile], max_bytes: int, options: LintOptions,
     if index is not None and probes is None:
         probes = [None if sf.display == STDIN_DISPLAY else probe(sf.path, sf.follow) for sf in files]
     out = []
-    lookup = index.lookup if index is not None else None
+    known = index.known_keys(files, probes, max_bytes) if index is not None else None
     for n, sf in enumerate(files):
         found = None
-        if lookup is not None and sf.display != STDIN_DISPLAY:
+        if known is not None and sf.display != STDIN_DISPLAY:
+            key = known[n]
+            if key is not None:
+                out.append(_Input(sf, None, sf.kind, key, unread=True))
+                continue
             found = probes[n]
-            if found is not None and found[3] <= max_bytes:
-                known = lookup(sf.display, found, sf.kind)
-                if known is not None:
-                    out.append(_Input(sf, None, sf.kind, known, unread=True))
-                    continue
         data, kind, done = _read(sf, max_bytes, options)
         key = None
         if done is None and cache is not None and sf.display != STDIN_DISPLAY:

@@ -71,3 +71,28 @@ def test_a_file_changed_just_before_the_run_is_not_recorded(tmp_path: Path, monk
     monkeypatch.setattr(safe_io, "read_regular", lambda path, *a, **k: reads.append(str(path)) or real(path, *a, **k))
     _run(tmp_path)     # written under RACY_SECONDS ago: read and hashed again
     assert [Path(r).name for r in reads] == ["job.yaml"]
+
+
+def test_known_keys_only_for_regular_files_whose_stat_is_as_recorded():
+    from mlcost_lint.discover import SourceFile
+    from mlcost_lint.file_index import FileIndex
+    from mlcost_lint.parse.document import FileKind
+
+    class NoCache:
+        salt = b""
+
+    index = FileIndex(NoCache(), "k")
+    stat = (7, 100, 50, 10, 11)     # dev, inode, size, mtime, ctime
+    names = ["same", "touched", "fifo", "big", "unknown", "odd", "gone", "other-kind"]
+    index.entries = {name: ((*stat, "yaml"), f"key-{name}") for name in names}
+    index.entries["odd"] = ("not", "a stamp", "pair")
+    index.entries["other-kind"] = ((*stat, "terraform"), "key-other-kind")
+    del index.entries["unknown"]
+    probes = {"same": (True, *stat), "touched": (True, 7, 100, 50, 12, 13), "fifo": (False, *stat),
+              "big": (True, 7, 100, 50, 10, 11), "unknown": (True, *stat), "odd": (True, *stat), "gone": None,
+              "other-kind": (True, *stat)}
+    files = [SourceFile(name, name, FileKind.YAML) for name in names]
+    keys = index.known_keys(files, [probes[n] for n in names], max_bytes=50)
+    assert keys == ["key-same", None, None, "key-big", None, None, None, None]
+    assert index.known_keys(files[3:4], [probes["big"]], max_bytes=49) == [None]     # over the size limit
+    assert sorted(index.seen) == ["big", "same"]
