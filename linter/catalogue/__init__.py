@@ -126,11 +126,10 @@ def _compact(name: str) -> str:
 
 
 def _load_yaml(file_name: str) -> Any:
-    from mlcost_lint.yaml_lib import yaml  # lazy: only when the catalogue is first used
+    from mlcost_lint.yaml_lib import SAFE_LOADER, yaml  # lazy: only when the catalogue is first used
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(_DATA_DIR / file_name, encoding="utf-8") as handle:
-        return yaml.load(handle, Loader=loader)
+        return yaml.load(handle, Loader=SAFE_LOADER)
 
 
 @dataclass(frozen=True)

@@ -56,11 +56,10 @@ def _norm(text: str) -> str:
 
 @cache
 def _families() -> _FamilyTables:
-    from mlcost_lint.yaml_lib import yaml  # lazy
+    from mlcost_lint.yaml_lib import SAFE_LOADER, yaml  # lazy
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(Path(__file__).parent / "model_families.yaml", encoding="utf-8") as handle:
-        data: Any = yaml.load(handle, Loader=loader)
+        data: Any = yaml.load(handle, Loader=SAFE_LOADER)
     return _FamilyTables(
         exact={_norm(k): float(v) for k, v in data["families"].items()},
         moe={_norm(k): float(v) for k, v in data["moe"].items()},

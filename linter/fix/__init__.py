@@ -191,15 +191,16 @@ def _diff_counts(old: str, new: str) -> tuple[int, int, int]:
 
 def rewrite(text: str, edits: list[YamlEdit]) -> tuple[str | None, str]:
     """The new text of a YAML file with ``edits`` applied, or (None, why)."""
+    from mlcost_lint.yaml_lib import SAFE_LOADER
     from mlcost_lint.yaml_lib import yaml as pyyaml
     from ruamel.yaml.util import load_yaml_guess_indent
 
     try:
-        old_docs = list(pyyaml.load_all(text, Loader=getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)))
+        old_docs = list(pyyaml.load_all(text, Loader=SAFE_LOADER))
     except pyyaml.YAMLError as exc:
         return None, f"cannot parse: {exc.__class__.__name__}"
     try:
-        expected = list(pyyaml.load_all(text, Loader=getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)))
+        expected = list(pyyaml.load_all(text, Loader=SAFE_LOADER))
         for e in edits:
             _edit_plain(expected, e)
         want_replaced, want_added = _expected_line_changes(edits, old_docs)
@@ -230,7 +231,7 @@ def rewrite(text: str, edits: list[YamlEdit]) -> tuple[str | None, str]:
         if text.endswith("\n") is False and new.endswith("\n"):
             new = new[:-1]
         try:
-            parsed = list(pyyaml.load_all(new, Loader=getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)))
+            parsed = list(pyyaml.load_all(new, Loader=SAFE_LOADER))
         except pyyaml.YAMLError:
             continue
         if parsed != expected:

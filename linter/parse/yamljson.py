@@ -19,14 +19,11 @@ import operator
 import re
 from typing import Any
 
-from mlcost_lint.yaml_lib import yaml
+from mlcost_lint.yaml_lib import SAFE_LOADER, yaml
 
 from mlcost_lint.parse.document import Document, KeyPath
 
-try:  # the C composer is ~10x faster; the pure one is a fallback
-    _BaseLoader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover
-    _BaseLoader = yaml.SafeLoader
+_BaseLoader: Any = SAFE_LOADER     # the C composer where PyYAML has it (yaml_lib)
 
 # Plain scalar (value, implicit) -> tag, for the process: see _Loader.resolve.
 _TAGS: dict[tuple[str, tuple[bool, bool]], str] = {}

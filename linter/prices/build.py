@@ -29,10 +29,10 @@ _DATA_DIR = Path(__file__).parent
 
 @cache
 def pairing() -> dict[str, dict[str, str]]:
-    from mlcost_lint.yaml_lib import yaml
+    from mlcost_lint.yaml_lib import SAFE_LOADER, yaml
 
     with open(_DATA_DIR / "pairing.yaml", encoding="utf-8") as fh:
-        return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return yaml.load(fh, Loader=SAFE_LOADER)
 
 
 def _gcp_family(name: str) -> str | None:

@@ -671,10 +671,10 @@ def _normalize_json(data: Any) -> Any:
 
 @fn()
 def yamldecode(v: Any) -> Any:
-    from mlcost_lint.yaml_lib import yaml
+    from mlcost_lint.yaml_lib import SAFE_LOADER, yaml
 
     try:
-        data = yaml.load(_str(v), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = yaml.load(_str(v), Loader=SAFE_LOADER)
     except yaml.YAMLError:
         raise EvalError("yamldecode: invalid YAML") from None
     except RecursionError:
