@@ -83,6 +83,7 @@ class FileIndex:
                 entry = entries.get(display)
                 if entry.__class__ is tuple and len(entry) == 2:
                     recorded, known = entry
+                    # stamp_of(found, sf.kind) written out (found[0], a regular file, is tested above)
                     if known.__class__ is str and recorded == (found[1], found[2], found[3], found[4], found[5],
                                                                sf.kind):
                         seen[display] = entry
