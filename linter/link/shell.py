@@ -361,6 +361,7 @@ def _commands_from_script(text: str, source: tuple[str, int], origin: Location |
     tokens, _ok = split_script(text, starts, columns)
     current: list[Word] = []
     loop_depth = 0
+    may_redirect = "<" in text or ">" in text
     # A multi-line script in a YAML literal block starts on the line after its key.
     multi_line = origin is not None and "\n" in text.strip("\n")
 
@@ -382,21 +383,35 @@ def _commands_from_script(text: str, source: tuple[str, int], origin: Location |
                 if not current or current[0].text in ("for", "while", "until", "if", "case"):
                     current = []
                     return
-            _add(current, background, loop_depth > 0, depth, program)
+            _add(current, background, loop_depth > 0, depth, program, may_redirect)
         current = []
 
-    for token, line, col in zip(tokens, starts, columns):
-        if token is None:
-            end(False)
-        elif token == "&":
-            end(True)
-        else:
-            where = origin
-            if origin is not None and column:
-                where = Location(origin.path, origin.line + 1 + line if multi_line else origin.line, column + col)
-            elif origin is not None and multi_line:
-                where = Location(origin.path, origin.line + 1 + line, 1)
-            current.append(Word(token, source, True, where))
+    if origin is None:
+        for token in tokens:
+            if token is None:
+                end(False)
+            elif token == "&":
+                end(True)
+            else:
+                current.append(Word(token, source, True, None))
+    else:
+        path, first = origin.path, origin.line
+        at_line: dict[int, Location] = {}    # frozen: the words of one line share it
+        for token, line, col in zip(tokens, starts, columns):
+            if token is None:
+                end(False)
+            elif token == "&":
+                end(True)
+            else:
+                if column:
+                    where = Location(path, first + 1 + line if multi_line else first, column + col)
+                elif multi_line:
+                    where = at_line.get(line)
+                    if where is None:
+                        where = at_line[line] = Location(path, first + 1 + line, 1)
+                else:
+                    where = origin
+                current.append(Word(token, source, True, where))
     end(False)
 
 
@@ -424,6 +439,8 @@ def _without_redirections(words: list[Word]) -> list[Word]:
 
 # Builtins whose NAME=value / NAME operands set shell variables.
 _DECLARES = frozenset({"export", "declare", "typeset", "local", "readonly"})
+# Builtins whose NAME operands set shell variables to what is not written there.
+_READS = frozenset({"read", "unset", "mapfile", "readarray", "getopts"})
 
 
 def _literal(value: str) -> str | None:
@@ -438,21 +455,26 @@ def _record_assignments(words: list[Word], program: Program) -> None:
             if _ASSIGNMENT.match(w.text):
                 var, _, value = w.text.partition("=")
                 program.assignments.append(Assignment(at, var, _literal(value)))
-    elif name in ("read", "unset", "mapfile", "readarray", "getopts"):
+    elif name in _READS:
         for w in words[1:]:
             if re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", w.text):
                 program.assignments.append(Assignment(at, w.text, None))
 
 
-def _add(words: list[Word], background: bool, in_loop: bool, depth: int, program: Program) -> None:
-    stripped, assignments = _strip(_without_redirections(words))
+def _add(words: list[Word], background: bool, in_loop: bool, depth: int, program: Program,
+         may_redirect: bool = True) -> None:
+    """``may_redirect`` False: no word holds ``<`` or ``>`` (a script without them)."""
+    stripped, assignments = _strip(_without_redirections(words) if may_redirect else words)
     if not stripped:
         # A statement of assignments only (``NPROC=4``) sets shell variables.
         for var, value in assignments.items():
             program.assignments.append(Assignment(len(program.commands), var, _literal(value)))
         return
-    _record_assignments(stripped, program)
-    if _shell_script_index(stripped) is not None and depth < MAX_SHELL_DEPTH:
+    name = basename(stripped[0].text)
+    if name in _DECLARES or name in _READS:
+        _record_assignments(stripped, program)
+    # _strip took wrappers, "env" and "--" off the front: a shell script runs when the command is a shell
+    if name in _SHELLS and depth < MAX_SHELL_DEPTH and _shell_script_index(stripped) is not None:
         _commands_from_words(stripped, depth + 1, program)
         return
     program.commands.append(SimpleCommand(stripped, assignments, background, in_loop))
