@@ -80,8 +80,7 @@ from mlcost_lint.link.shell import (
     Program, SimpleCommand, Word, program_of, program_of_script, word_location,
 )
 from mlcost_lint.link.launch_commands import _NOT_LAUNCHES, Context, Found, parse_command
-from mlcost_lint.link.launch_steps import Steps, steps_of
-from mlcost_lint.link.launch_words import expand_word
+from mlcost_lint.link.launch_steps import ExpandedSteps, Steps, container_steps, steps_of
 
 # RayJob fields that move the entrypoint off the head node (Ray Jobs docs).
 _RAY_ENTRYPOINT_RESOURCES = ("entrypointNumCpus", "entrypointNumGpus", "entrypointMemory", "entrypointResources")
@@ -126,15 +125,14 @@ def _combine(found: list[tuple[SimpleCommand, Found]], container: Container) -> 
     return chosen
 
 
-def _found_in(steps: Steps, workload: Workload, resolve: Callable[[Word], TrainingConfig | None],
+def _found_in(steps: ExpandedSteps, workload: Workload, resolve: Callable[[Word], TrainingConfig | None],
               skip: Callable[[SimpleCommand], bool] = lambda c: False) -> list[tuple[SimpleCommand, Found]]:
     found: list[tuple[SimpleCommand, Found]] = []
-    for step in steps.steps:
+    for i, step in enumerate(steps.steps.steps):
         command = step.command
         if command.name in _NOT_LAUNCHES or skip(command):
             continue
-        expanded = SimpleCommand([expand_word(w, step.scope) for w in command.words], command.assignments,
-                                 command.background, command.in_loop)
+        expanded = steps.expanded(i)
         hit = parse_command(expanded, Context(workload, step.scope, resolve))
         if hit is not None:
             found.append((expanded, hit))
@@ -144,10 +142,9 @@ def _found_in(steps: Steps, workload: Workload, resolve: Callable[[Word], Traini
 def launch_of(workload: Workload, template: PodTemplate, container: Container, program: Program,
               linked: list[TrainingConfig], resolve: Callable[[Word], TrainingConfig | None],
               project: Project | None = None, extra: Steps | None = None) -> Launch | None:
-    steps = steps_of(program, container, project, workload, template)
+    steps = container_steps(program, container, project, workload, template)
     if extra is not None:
-        steps.steps += extra.steps
-        steps.unread_scripts += extra.unread_scripts
+        steps = steps.plus(extra)
     # "ray start" only starts the Ray node; a RayJob entrypoint (extra) is the launch.
     skip = (lambda c: c.name == "ray" and len(c.words) > 1 and c.words[1].text == "start") if extra else \
         (lambda c: False)
@@ -173,14 +170,14 @@ def launch_of(workload: Workload, template: PodTemplate, container: Container, p
             and ranks is not UNKNOWN:
         from mlcost_lint.link.slurm import other_program
 
-        other = other_program(steps, chosen)
+        other = other_program(steps.steps, chosen)
         if other is not None:
             ranks, reason = UNKNOWN, f"the script also runs {other}, which may be what uses the GPUs"
     if chosen.all_visible_gpus:
         count = container.gpu_count()
         ranks = count if count is not UNKNOWN and count > 0 else UNKNOWN
-    if steps.unread_scripts and ranks is not UNKNOWN:
-        script = steps.unread_scripts[0]
+    if steps.steps.unread_scripts and ranks is not UNKNOWN:
+        script = steps.steps.unread_scripts[0]
         ranks, reason = UNKNOWN, f"it also runs {script.shown}, which is not in the scan"
     nodes = chosen.nodes
     if chosen.config is not None and nodes is None:
@@ -237,7 +234,7 @@ def mpi_worker_ranks(workload: Workload, project: Project | None,
     if launcher is None or worker is None or not launcher.containers:
         return None
     container = launcher.containers[0]
-    steps = steps_of(program_of(container), container, project, workload, launcher)
+    steps = container_steps(program_of(container), container, project, workload, launcher)
     runs = [(c, f) for c, f in _found_in(steps, workload, resolve) if f.launcher in ("mpirun", "horovodrun")]
     if not runs:
         return None

@@ -48,7 +48,7 @@ from mlcost_lint.model.project import ConfigLink, Project
 from mlcost_lint.model.training import Framework, TrainingConfig, TrainingSettings
 from mlcost_lint.parse.document import Document, KeyPath
 from mlcost_lint.link.configs import ConfigIndex, _word_paths
-from mlcost_lint.link.shell import SimpleCommand, Word, basename, program_of, word_location
+from mlcost_lint.link.shell import Word, basename, program_of, word_location
 
 # Launchers whose program is a training script that may take Trainer flags.
 _ENTRY_POINTS = frozenset({"python", "torchrun", "accelerate", "deepspeed"})
@@ -188,17 +188,14 @@ class TrainerLine:
 def _lines_of(project: Project, workload: Workload, template: PodTemplate, container: Container,
               index: ConfigIndex) -> list[TrainerLine]:
     from mlcost_lint.link.launch_commands import Context, parse_command
-    from mlcost_lint.link.launch_steps import steps_of
-    from mlcost_lint.link.launch_words import expand_word
+    from mlcost_lint.link.launch_steps import container_steps
 
     out: list[TrainerLine] = []
-    steps = steps_of(program_of(container), container, project, workload, template)
-    for step in steps.steps:
-        command = step.command
-        if not command.words:
+    steps = container_steps(program_of(container), container, project, workload, template)
+    for i, step in enumerate(steps.steps.steps):
+        if not step.command.words:
             continue
-        expanded = SimpleCommand([expand_word(w, step.scope) for w in command.words], command.assignments,
-                                 command.background, command.in_loop)
+        expanded = steps.expanded(i)
         try:
             hit = parse_command(expanded, Context(workload, step.scope, lambda _w: None))
         except Exception:       # noqa: BLE001 - an odd command is no launch line

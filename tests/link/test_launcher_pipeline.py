@@ -248,3 +248,34 @@ def test_mlc201_cli_on_launcher_fixtures():
     assert result.code == 1
     negative = run_cli(f"{FIXTURES}/negative", "--select", "MLC201", "--format", "json", "--no-cache", cwd=ROOT)
     assert (negative.code, json.loads(negative.out)["findings"]) == (0, [])
+
+
+def test_each_container_steps_are_made_once_and_shared_unchanged(tmp_path, monkeypatch):
+    # launch_steps.container_steps: the launches and the launch-line settings read the same steps
+    from mlcost_lint.link import launch_steps
+
+    made = []
+    real = launch_steps.steps_of
+
+    def counted(program, container, *rest, **kw):
+        if not rest[3:]:                     # a container's own program, not a mounted script read in place
+            made.append(container.name)
+        return real(program, container, *rest, **kw)
+
+    monkeypatch.setattr(launch_steps, "steps_of", counted)
+    files = _script_job('["bash", "-c", "pip install -e . && ./train.sh"]')
+    files["rj.yaml"] = _rayjob("torchrun --nproc_per_node=2 /app/t.py").replace(
+        "                    - name: ray-head\n",
+        "                    - name: ray-head\n"
+        "                      command: [\"/bin/bash\", \"-c\"]\n"
+        "                      args: [\"ray start --head --block\"]\n")
+    project = project_of(tmp_path, files)
+    assert sorted(_launches(project)) == [("rj", "head", "torchrun", 2, None, "torchrun --nproc_per_node=2", ""),
+                                          ("train", "", "torchrun", 2, None, "torchrun --nproc_per_node=2", "")]
+    # once per container, the RayJob's entrypoint once more (its own steps)
+    assert sorted(made) == ["main", "ray-head", "ray-head", "ray-worker"]
+    shared = project.links.derived["container steps"][1]
+    by_name = {entry[0].name: entry[4] for entry in shared.values()}
+    # the entrypoint's commands were added to a copy: the head container's own steps are its ray start only
+    assert [s.command.name for s in by_name["ray-head"].steps.steps] == ["ray"]
+    assert [s.command.name for s in by_name["main"].steps.steps] == ["pip", "torchrun"]
