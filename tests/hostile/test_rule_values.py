@@ -195,3 +195,34 @@ def test_a_count_past_a_float_is_price_unknown():
                                 kind=HELD))
     assert cost.amount_usd is None and cost.basis.startswith("price unknown: ")
     assert "is more than a price can be computed for" in cost.basis
+
+
+def test_the_arity_read_from_a_function_code_is_what_its_signature_says():
+    # functions._arity reads a plain function's code (inspect.signature was most of the module's import)
+    import functools
+    import inspect
+
+    from mlcost_lint.model.terraform import functions
+
+    def by_signature(f):
+        lo, hi = 0, 0
+        for p in inspect.signature(f).parameters.values():
+            if p.kind is p.VAR_POSITIONAL:
+                hi = 1 << 30
+            elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                hi += 1
+                lo += p.default is p.empty
+        return lo, hi
+
+    def plain(a, b, /, c, d=1, *rest, e, f=2, **kw): ...
+    def fixed(a, b=2): ...
+    def nothing(): ...
+
+    @functools.wraps(fixed)
+    def wrapped(*args): ...
+
+    cases = [plain, fixed, nothing, wrapped, functools.partial(fixed, 1)]
+    cases += [f for f in vars(functions).values() if inspect.isfunction(f) and f.__module__ == functions.__name__]
+    assert len(cases) > 60
+    assert [functions._arity(f) for f in cases] == [by_signature(f) for f in cases]
+    assert functions._arity(plain) == (3, 1 << 30) and functions._arity(wrapped) == (1, 2)
