@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
-from _thread import get_ident
+from _thread import RLock, get_ident
 from operator import attrgetter
 from typing import Any, Callable, TypeVar
 
@@ -63,7 +63,16 @@ def _lean(cls: T, frozen: bool, slots: bool) -> T:
     if not own.get("__doc__"):
         # the standard decorator writes the class's signature there, when the class has no text of its own
         cls.__doc__ = doc = _SignatureDoc()
-    made = dataclasses.dataclass(cls, repr=False, eq=False, frozen=frozen, slots=slots, init=not fast_init)
+    if frozen and _FROZEN_METHODS_KNOWN:
+        with _FROZEN_METHODS_LOCK:
+            # the frozen __setattr__ / __delattr__ as closures, not compiled (_frozen_methods)
+            dataclasses._frozen_get_del_attr = _frozen_methods
+            try:
+                made = dataclasses.dataclass(cls, repr=False, eq=False, frozen=True, slots=slots, init=not fast_init)
+            finally:
+                dataclasses._frozen_get_del_attr = _STANDARD_FROZEN_METHODS
+    else:
+        made = dataclasses.dataclass(cls, repr=False, eq=False, frozen=frozen, slots=slots, init=not fast_init)
     fields = dataclasses.fields(made)
     if fast_init:
         made.__init__ = _frozen_slots_init(made, fields)
@@ -143,6 +152,39 @@ def _frozen_slots_init(cls: type, fields: tuple[dataclasses.Field, ...]) -> Call
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__annotations__ = {**{f.name: f.type for f in fields}, "return": None}
     return init
+
+
+# The standard decorator's private helpers that _lean calls or replaces, as
+# CPython 3.10-3.12 define them (3.13 builds its methods another way): where
+# they differ, the class is made by the standard decorator alone.
+_STANDARD_FROZEN_METHODS = getattr(dataclasses, "_frozen_get_del_attr", None)
+_FROZEN_METHODS_KNOWN = getattr(getattr(_STANDARD_FROZEN_METHODS, "__code__", None), "co_varnames", ())[:3] == (
+    "cls", "fields", "globals")
+_FROZEN_METHODS_LOCK = RLock()
+
+
+def _frozen_methods(cls: type, fields: list, globals: dict) -> tuple[Callable, Callable]:  # noqa: A002
+    """The frozen class's ``__setattr__`` and ``__delattr__`` the standard
+    decorator compiles (dataclasses._frozen_get_del_attr), as closures: the
+    same test, the same error, the same call to the base class."""
+    names = tuple(f.name for f in fields)
+    error = dataclasses.FrozenInstanceError
+
+    def __setattr__(self: Any, name: str, value: Any) -> None:  # noqa: N807 - the data model's name
+        if type(self) is cls or name in names:
+            raise error(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    def __delattr__(self: Any, name: str) -> None:  # noqa: N807
+        if type(self) is cls or name in names:
+            raise error(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    module = globals.get("__name__")
+    for method in (__setattr__, __delattr__):
+        if module is not None:
+            method.__module__ = module
+    return __setattr__, __delattr__
 
 
 def _tuple_getter(names: tuple[str, ...]) -> Callable[[Any], tuple]:

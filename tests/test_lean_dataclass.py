@@ -262,3 +262,43 @@ def test_a_docstring_of_its_own_is_kept_and_an_instance_reads_the_class_text():
 
     assert Written.__doc__ == "Said here." and Written(1).__doc__ == "Said here."
     assert Unwritten.__doc__ == "Unwritten(a: 'int', b: 'str' = 'x')" == Unwritten(1).__doc__
+
+
+def _set_outcome(obj: Any, name: str) -> tuple:
+    try:
+        setattr(obj, name, 1)
+    except Exception as exc:  # noqa: BLE001 - the answer compared
+        return "raised", type(exc), str(exc)
+    return "set", getattr(obj, name)
+
+
+def _del_outcome(obj: Any, name: str) -> tuple:
+    try:
+        delattr(obj, name)
+    except Exception as exc:  # noqa: BLE001
+        return "raised", type(exc), str(exc)
+    return "deleted", hasattr(obj, name)
+
+
+@pytest.mark.parametrize("slots", [True, False])
+def test_a_frozen_class_refuses_assignment_as_the_standard_one_without_compiling(slots: bool):
+    # lean_dataclass._frozen_methods: closures, where the standard decorator compiles text
+    standard, ours = _twins({"frozen": True, "slots": slots}, _annotated(a=dataclasses.MISSING, b=2))
+    assert dataclasses._frozen_get_del_attr is lean_dataclass._STANDARD_FROZEN_METHODS     # put back
+    if lean_dataclass._FROZEN_METHODS_KNOWN:
+        assert ours.__setattr__.__code__.co_filename == lean_dataclass.__file__
+        assert standard.__setattr__.__code__.co_filename != lean_dataclass.__file__
+    for method in ("__setattr__", "__delattr__"):
+        assert getattr(ours, method).__qualname__ == getattr(standard, method).__qualname__ == f"Case.{method}"
+        assert getattr(ours, method).__module__ == getattr(standard, method).__module__
+    s, o = standard(1), ours(1)
+    for name in ("a", "b", "other"):
+        assert _set_outcome(o, name) == _set_outcome(s, name)
+        assert _del_outcome(o, name) == _del_outcome(s, name)
+    if not slots:
+        # a subclass that is no data class may have attributes of its own; its fields stay frozen
+        sub_s, sub_o = type("Sub", (standard,), {})(1), type("Sub", (ours,), {})(1)
+        assert _set_outcome(sub_o, "other") == _set_outcome(sub_s, "other") == ("set", 1)
+        assert _del_outcome(sub_o, "other") == _del_outcome(sub_s, "other") == ("deleted", False)
+        assert _set_outcome(sub_o, "a") == _set_outcome(sub_s, "a")
+        assert _set_outcome(sub_o, "a")[1] is FrozenInstanceError
