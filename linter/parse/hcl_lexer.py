@@ -34,7 +34,7 @@ _CODE = re.compile(
     r"|([0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)?)"         # 3 number
     r"|(<<-?[A-Za-z][A-Za-z0-9._-]*\r?\n)"                               # 4 heredoc opener
     r"|(==|!=|<=|>=|&&|\|\||=>|\.\.\.|::|\.\*|\[\*\]|[$%]\{|[-+*/%<>!?=:(){}\[\],.~])"  # 5 punctuation
-    r'|(")'                                                              # 6 quote
+    r'|("(?:[^"\\$%\n]*")?)'                                             # 6 quote (with a simple string's rest)
     r'|(\\"(?:[^"\\]|\\\\.)*\\")'                                         # 7 \"template string\"
     r")"
 )
@@ -42,8 +42,6 @@ _INT = re.compile(r"[0-9]+")
 _STRING_CHARS = re.compile(r'(?:[^"\\$%]|\\.|\$(?!\$?\{)|%(?!%?\{))+')
 _ESCAPED = re.compile(r"(?:\$\$|%%)\{[^}]*\}")
 _SPACE = re.compile(r"[ \t\r]*")
-# The rest of a string with no escape, interpolation, directive or newline, and its closing quote.
-_SIMPLE_STRING = re.compile(r'([^"\\$%\n]*)"')
 
 # Tokens after which a `{` opens a block body (hcl_grammar._BLOCK_HEADER_ENDS).
 _HEADER_ENDS = frozenset({"w", '"', '"e'})
@@ -78,7 +76,6 @@ def tokenize(text: str, line: int = 1, column: int = 1) -> list:
     brace_pending = False
     held: list = []
     code_match = _CODE.match
-    simple_match = _SIMPLE_STRING.match
     in_string = False
     while pos < n:
         if in_string:
@@ -135,6 +132,11 @@ def tokenize(text: str, line: int = 1, column: int = 1) -> list:
                 continue
             if group == 2:
                 tok = ("w", value, line, col, line, start)
+                if not brace_pending:
+                    # no post-lexer step applies to a word unless it follows a "{" ("{ for")
+                    previous = "w"
+                    append(tok)
+                    continue
             elif group == 3:
                 if previous == ".":
                     m2 = _INT.match(text, start)
@@ -145,6 +147,10 @@ def tokenize(text: str, line: int = 1, column: int = 1) -> list:
                     tok = ("int", value, line, col, line, start)
                 else:
                     tok = ("float", value, line, col, line, start)
+                if not brace_pending:
+                    previous = tok[0]
+                    append(tok)
+                    continue
             elif group == 5:
                 tok = (value, value, line, col, line, start)
                 if value == "{":
@@ -154,25 +160,22 @@ def tokenize(text: str, line: int = 1, column: int = 1) -> list:
                         in_string = True
             elif group == 6:
                 tok = ('"', '"', line, col, line, start)
-                simple = simple_match(text, pos)
-                if simple is None:
+                if len(value) == 1:
                     modes.append("s")
                     in_string = True
                 else:
                     # "text" without escapes, interpolation or a newline (most
-                    # strings): its three tokens at once, as string mode makes them
+                    # strings, matched whole): its three tokens at once, as string mode makes them
                     if brace_pending:
                         brace_pending = False
                         toks.extend(held)
                         held.clear()
                     append(tok)
-                    value = simple.group(1)
-                    if value:
-                        append(("s", value, line, col + 1, line, pos))
-                    end = simple.end() - 1
+                    if len(value) > 2:
+                        append(("s", value[1:-1], line, col + 1, line, start + 1))
+                    end = pos - 1
                     previous = '"e'
-                    append(('"e', '"', line, end - line_start + 1, line, end))
-                    pos = end + 1
+                    append(('"e', '"', line, col + len(value) - 1, line, end))
                     continue
             elif group == 4:
                 trim = value[2] == "-"
