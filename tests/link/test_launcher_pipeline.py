@@ -252,7 +252,7 @@ def test_mlc201_cli_on_launcher_fixtures():
 
 def test_each_container_steps_are_made_once_and_shared_unchanged(tmp_path, monkeypatch):
     # launch_steps.container_steps: the launches and the launch-line settings read the same steps
-    from mlcost_lint.link import launch_steps, launcher  # noqa: F401 - launcher keeps the real steps_of
+    from mlcost_lint.link import launch_steps, launcher
 
     made = []
     real = launch_steps.steps_of
@@ -263,6 +263,7 @@ def test_each_container_steps_are_made_once_and_shared_unchanged(tmp_path, monke
         return real(program, container, *rest, **kw)
 
     monkeypatch.setattr(launch_steps, "steps_of", counted)
+    monkeypatch.setattr(launcher, "steps_of", counted)
     files = _script_job('["bash", "-c", "pip install -e . && ./train.sh"]')
     files["rj.yaml"] = _rayjob("torchrun --nproc_per_node=2 /app/t.py").replace(
         "                    - name: ray-head\n",
@@ -272,8 +273,8 @@ def test_each_container_steps_are_made_once_and_shared_unchanged(tmp_path, monke
     project = project_of(tmp_path, files)
     assert sorted(_launches(project)) == [("rj", "head", "torchrun", 2, None, "torchrun --nproc_per_node=2", ""),
                                           ("train", "", "torchrun", 2, None, "torchrun --nproc_per_node=2", "")]
-    # once per container (the RayJob's entrypoint is read on its own: launcher.ray_entrypoint_steps)
-    assert sorted(made) == ["main", "ray-head", "ray-worker"]
+    # once per container, and the RayJob's entrypoint (launcher.ray_entrypoint_steps) on its own
+    assert sorted(made) == ["main", "ray-head", "ray-head", "ray-worker"]
     shared = project.links.derived["container steps"][1]
     by_name = {entry[0].name: entry[4] for entry in shared.values()}
     # the entrypoint's commands were added to a copy: the head container's own steps are its ray start only
