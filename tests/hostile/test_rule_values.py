@@ -204,16 +204,6 @@ def test_the_arity_read_from_a_function_code_is_what_its_signature_says():
 
     from mlcost_lint.model.terraform import functions
 
-    def by_signature(f):
-        lo, hi = 0, 0
-        for p in inspect.signature(f).parameters.values():
-            if p.kind is p.VAR_POSITIONAL:
-                hi = 1 << 30
-            elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-                hi += 1
-                lo += p.default is p.empty
-        return lo, hi
-
     def plain(a, b, /, c, d=1, *rest, e, f=2, **kw): ...
     def fixed(a, b=2): ...
     def nothing(): ...
@@ -224,5 +214,5 @@ def test_the_arity_read_from_a_function_code_is_what_its_signature_says():
     cases = [plain, fixed, nothing, wrapped, functools.partial(fixed, 1)]
     cases += [f for f in vars(functions).values() if inspect.isfunction(f) and f.__module__ == functions.__name__]
     assert len(cases) > 60
-    assert [functions._arity(f) for f in cases] == [by_signature(f) for f in cases]
+    assert [functions._arity(f) for f in cases] == [functions._arity_by_signature(f) for f in cases]
     assert functions._arity(plain) == (3, 1 << 30) and functions._arity(wrapped) == (1, 2)

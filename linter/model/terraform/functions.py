@@ -54,6 +54,10 @@ def _arity(f: Callable) -> tuple[int, int]:
         most = code.co_argcount
         fewest = most - len(f.__defaults__ or ())
         return fewest, (1 << 30 if code.co_flags & _VARARGS else most)
+    return _arity_by_signature(f)
+
+
+def _arity_by_signature(f: Callable) -> tuple[int, int]:
     import inspect
 
     lo, hi = 0, 0
