@@ -356,3 +356,20 @@ def test_an_earlier_runs_permission_is_not_this_runs(tmp_path: Path, monkeypatch
     replay.allow([str(tmp_path / "absent")], ["."], Writer())
     capture.finish(0)
     assert len(Writer.puts) == 1
+
+
+def test_a_recorded_manifest_replays_only_when_every_stamp_is_an_exact_int_tuple_as_now(tmp_path):
+    # replay._unmoved: shape checked in one pass, then each stamp compared
+    from mlcost_lint import replay
+
+    (tmp_path / "a.yaml").write_text("x: 1\n")
+    paths = [str(tmp_path), str(tmp_path / "a.yaml"), str(tmp_path / ".gitignore")]
+    manifest = [(p, replay.path_stamp(p)) for p in paths]
+    assert manifest[2][1] == (0,) and replay._unmoved(manifest)
+    near = [(p, tuple(float(x) for x in s)) for p, s in manifest]          # equal numbers, not ints
+    truthy = [(manifest[2][0], (False,))]                                    # False == 0
+    for forged in (near, truthy, [(manifest[0][0], list(manifest[0][1]))], [(manifest[0][0],)],
+                   [(manifest[0][0].encode(), manifest[0][1])], [[manifest[0][0], manifest[0][1]]]):
+        assert not replay._unmoved(manifest + forged)
+    (tmp_path / "a.yaml").write_text("x: 2\n")
+    assert not replay._unmoved(manifest)
