@@ -181,9 +181,8 @@ def _frozen_methods(cls: type, fields: list, globals: dict) -> tuple[Callable, C
         super(cls, self).__delattr__(name)
 
     module = globals.get("__name__")
-    for method in (__setattr__, __delattr__):
-        if module is not None:
-            method.__module__ = module
+    if module is not None:
+        __setattr__.__module__ = __delattr__.__module__ = module
     return __setattr__, __delattr__
 
 

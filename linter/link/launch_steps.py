@@ -15,11 +15,10 @@ from mlcost_lint.model.absent import is_absent, record_miss
 from mlcost_lint.model.kubernetes import Container, PodTemplate, Workload
 from mlcost_lint.model.project import Project
 from mlcost_lint.link.configs import config_maps_named, mounted_files
-from mlcost_lint.link.shell import Program, SimpleCommand, Word, program_of_script
+from mlcost_lint.link.shell import _SHELLS, Program, SimpleCommand, Word, program_of_script
 from mlcost_lint.link.launch_words import _PET_INJECTING_KINDS, Scope, expand_word
 
 MAX_SCRIPT_DEPTH = 3
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
 
 
 # -- scripts --------------------------------------------------------------
@@ -110,19 +109,26 @@ def steps_of(program: Program, container: Container, project: Project | None, wo
 
 
 class ExpandedSteps:
-    """A container's steps (steps_of) and each step's command with its words
-    expanded in its scope (expand_word), expanded when first asked for."""
+    """A container's steps and unread scripts (steps_of) and each step's
+    command with its words expanded in its scope (expand_word), expanded
+    when first asked for."""
 
-    __slots__ = ("steps", "_expanded")
+    __slots__ = ("steps", "unread_scripts", "_expanded")
 
-    def __init__(self, steps: Steps, expanded: list[SimpleCommand | None] | None = None) -> None:
+    def __init__(self, steps: list[Step], unread_scripts: list[Word],
+                 expanded: list[SimpleCommand | None] | None = None) -> None:
         self.steps = steps
-        self._expanded = expanded if expanded is not None else [None] * len(steps.steps)
+        self.unread_scripts = unread_scripts
+        self._expanded = expanded if expanded is not None else [None] * len(steps)
+
+    @classmethod
+    def of(cls, steps: Steps) -> "ExpandedSteps":
+        return cls(steps.steps, steps.unread_scripts)
 
     def expanded(self, i: int) -> SimpleCommand:
         command = self._expanded[i]
         if command is None:
-            step = self.steps.steps[i]
+            step = self.steps[i]
             written = step.command
             command = self._expanded[i] = SimpleCommand([expand_word(w, step.scope) for w in written.words],
                                                         written.assignments, written.background, written.in_loop)
@@ -130,7 +136,7 @@ class ExpandedSteps:
 
     def plus(self, extra: Steps) -> "ExpandedSteps":
         """These steps, then ``extra``'s (a new object: this one may be shared)."""
-        return ExpandedSteps(Steps(self.steps.steps + extra.steps, self.steps.unread_scripts + extra.unread_scripts),
+        return ExpandedSteps(self.steps + extra.steps, self.unread_scripts + extra.unread_scripts,
                              self._expanded + [None] * len(extra.steps))
 
 
@@ -143,11 +149,11 @@ def container_steps(program: Program, container: Container, project: Project | N
     steps are made of changes while links are made: the program is the
     container's frozen one, the scripts come from ConfigMaps."""
     if project is None:
-        return ExpandedSteps(steps_of(program, container, project, workload, template))
+        return ExpandedSteps.of(steps_of(program, container, project, workload, template))
     made: dict[int, tuple] = project.links.stamped("container steps", (), dict)
     hit = made.get(id(container))
     if hit is not None and hit[0] is container and hit[1] is program and hit[2] is workload and hit[3] is template:
         return hit[4]
-    steps = ExpandedSteps(steps_of(program, container, project, workload, template))
+    steps = ExpandedSteps.of(steps_of(program, container, project, workload, template))
     made[id(container)] = (container, program, workload, template, steps)
     return steps

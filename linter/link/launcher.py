@@ -128,7 +128,7 @@ def _combine(found: list[tuple[SimpleCommand, Found]], container: Container) -> 
 def _found_in(steps: ExpandedSteps, workload: Workload, resolve: Callable[[Word], TrainingConfig | None],
               skip: Callable[[SimpleCommand], bool] = lambda c: False) -> list[tuple[SimpleCommand, Found]]:
     found: list[tuple[SimpleCommand, Found]] = []
-    for i, step in enumerate(steps.steps.steps):
+    for i, step in enumerate(steps.steps):
         command = step.command
         if command.name in _NOT_LAUNCHES or skip(command):
             continue
@@ -170,14 +170,14 @@ def launch_of(workload: Workload, template: PodTemplate, container: Container, p
             and ranks is not UNKNOWN:
         from mlcost_lint.link.slurm import other_program
 
-        other = other_program(steps.steps, chosen)
+        other = other_program(steps, chosen)
         if other is not None:
             ranks, reason = UNKNOWN, f"the script also runs {other}, which may be what uses the GPUs"
     if chosen.all_visible_gpus:
         count = container.gpu_count()
         ranks = count if count is not UNKNOWN and count > 0 else UNKNOWN
-    if steps.steps.unread_scripts and ranks is not UNKNOWN:
-        script = steps.steps.unread_scripts[0]
+    if steps.unread_scripts and ranks is not UNKNOWN:
+        script = steps.unread_scripts[0]
         ranks, reason = UNKNOWN, f"it also runs {script.shown}, which is not in the scan"
     nodes = chosen.nodes
     if chosen.config is not None and nodes is None:

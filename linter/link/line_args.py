@@ -192,7 +192,7 @@ def _lines_of(project: Project, workload: Workload, template: PodTemplate, conta
 
     out: list[TrainerLine] = []
     steps = container_steps(program_of(container), container, project, workload, template)
-    for i, step in enumerate(steps.steps.steps):
+    for i, step in enumerate(steps.steps):
         if not step.command.words:
             continue
         expanded = steps.expanded(i)

@@ -386,32 +386,25 @@ def _commands_from_script(text: str, source: tuple[str, int], origin: Location |
             _add(current, background, loop_depth > 0, depth, program, may_redirect)
         current = []
 
-    if origin is None:
-        for token in tokens:
-            if token is None:
-                end(False)
-            elif token == "&":
-                end(True)
+    path, first = (origin.path, origin.line) if origin is not None else ("", 0)
+    at_line: dict[int, Location] = {}    # frozen: the words of one line share it
+    for token, line, col in zip(tokens, starts, columns):
+        if token is None:
+            end(False)
+        elif token == "&":
+            end(True)
+        else:
+            if origin is None:
+                where = None
+            elif column:
+                where = Location(path, first + 1 + line if multi_line else first, column + col)
+            elif multi_line:
+                where = at_line.get(line)
+                if where is None:
+                    where = at_line[line] = Location(path, first + 1 + line, 1)
             else:
-                current.append(Word(token, source, True, None))
-    else:
-        path, first = origin.path, origin.line
-        at_line: dict[int, Location] = {}    # frozen: the words of one line share it
-        for token, line, col in zip(tokens, starts, columns):
-            if token is None:
-                end(False)
-            elif token == "&":
-                end(True)
-            else:
-                if column:
-                    where = Location(path, first + 1 + line if multi_line else first, column + col)
-                elif multi_line:
-                    where = at_line.get(line)
-                    if where is None:
-                        where = at_line[line] = Location(path, first + 1 + line, 1)
-                else:
-                    where = origin
-                current.append(Word(token, source, True, where))
+                where = origin
+            current.append(Word(token, source, True, where))
     end(False)
 
 
@@ -447,9 +440,9 @@ def _literal(value: str) -> str | None:
     return None if ("$" in value or "`" in value) else value
 
 
-def _record_assignments(words: list[Word], program: Program) -> None:
+def _record_assignments(words: list[Word], name: str, program: Program) -> None:
+    """``name``: the command's (basename of its first word)."""
     at = len(program.commands)
-    name = basename(words[0].text) if words else ""
     if name in _DECLARES:
         for w in words[1:]:
             if _ASSIGNMENT.match(w.text):
@@ -471,8 +464,7 @@ def _add(words: list[Word], background: bool, in_loop: bool, depth: int, program
             program.assignments.append(Assignment(len(program.commands), var, _literal(value)))
         return
     name = basename(stripped[0].text)
-    if name in _DECLARES or name in _READS:
-        _record_assignments(stripped, program)
+    _record_assignments(stripped, name, program)
     # _strip took wrappers, "env" and "--" off the front: a shell script runs when the command is a shell
     if name in _SHELLS and depth < MAX_SHELL_DEPTH and _shell_script_index(stripped) is not None:
         _commands_from_words(stripped, depth + 1, program)

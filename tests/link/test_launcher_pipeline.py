@@ -278,5 +278,5 @@ def test_each_container_steps_are_made_once_and_shared_unchanged(tmp_path, monke
     shared = project.links.derived["container steps"][1]
     by_name = {entry[0].name: entry[4] for entry in shared.values()}
     # the entrypoint's commands were added to a copy: the head container's own steps are its ray start only
-    assert [s.command.name for s in by_name["ray-head"].steps.steps] == ["ray"]
-    assert [s.command.name for s in by_name["main"].steps.steps] == ["pip", "torchrun"]
+    assert [s.command.name for s in by_name["ray-head"].steps] == ["ray"]
+    assert [s.command.name for s in by_name["main"].steps] == ["pip", "torchrun"]
