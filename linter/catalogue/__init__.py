@@ -7,10 +7,12 @@ The tables are package data (``gpu_models.yaml``, ``aws.yaml``, ``gcp.yaml``,
 name it does not know: an unknown accelerator never produces a finding.
 
 Public API (re-exported here): :class:`GpuModel`, :class:`Accelerator`,
-:func:`instance_type`, :func:`gcp_accelerator`, :func:`from_node_labels`,
-:func:`gpu_model`, :func:`gpu_model_matches`, :func:`smaller_gpu_same_cloud`,
-:func:`all_accelerators`, and from :mod:`.model_size`: :func:`parameter_count`,
-:func:`estimate_training_memory_gib`, :class:`MemoryEstimate`.
+:func:`instance_type`, :func:`gcp_accelerator`, :func:`gpu_model`,
+:func:`gpu_model_matches`, :func:`smaller_gpu_same_cloud`,
+:func:`all_accelerators`, from :mod:`.node_labels`: :func:`from_node_labels`
+(what Kubernetes node labels pin down), and from :mod:`.model_size`:
+:func:`parameter_count`, :func:`estimate_training_memory_gib`,
+:class:`MemoryEstimate`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from mlcost_lint.lean_dataclass import dataclass
 
@@ -455,140 +457,6 @@ def gpu_model_matches(entry: str, model: GpuModel) -> bool | None:
     return resolved.name == model.name or model.name.startswith(resolved.name + " MIG")
 
 
-# ------------------------------------------------------------ node labels ---
-
-_INSTANCE_TYPE_LABELS = (
-    "node.kubernetes.io/instance-type",
-    "beta.kubernetes.io/instance-type",
-    "karpenter.azure.com/sku-name",  # AKS node auto-provisioning: Standard_NC24ads_A100_v4
-)
-# Karpenter on AWS and EKS Auto Mode publish the same instance facts under two
-# prefixes (instance-family, instance-size, instance-gpu-name, instance-gpu-memory
-# in MiB, instance-accelerator-name); AKS node auto-provisioning names the GPU
-# under karpenter.azure.com/sku-gpu-name.
-_AWS_LABEL_PREFIXES = ("karpenter.k8s.aws/", "eks.amazonaws.com/")
-_GPU_NAME_LABELS = (
-    ("karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-gpu-memory"),
-    ("eks.amazonaws.com/instance-gpu-name", "eks.amazonaws.com/instance-gpu-memory"),
-    ("karpenter.azure.com/sku-gpu-name", None),
-)
-# Device-reported product names: NVIDIA GPU feature discovery, AMD node labeller.
-_PRODUCT_LABELS = (
-    ("nvidia.com/gpu.product", "nvidia.com/gpu.memory"),
-    ("amd.com/gpu.product-name", None),
-    ("beta.amd.com/gpu.product-name", None),
-)
-
-
-def _mib_to_variant(variants: Iterable[GpuModel], mib: float) -> GpuModel | None:
-    """The variant whose memory is closest to a MiB figure, within 15% (EC2
-    and GFD report usable memory, e.g. 22888 MiB for a 24 GB L4; an H100 at
-    81559 MiB is the 80 GB one, not the 94 GB NVL)."""
-    gib = mib / 1024.0
-    close = sorted(
-        (abs(m.memory_gib - gib), m.name, m)
-        for m in variants
-        if abs(m.memory_gib - gib) <= 0.15 * m.memory_gib
-    )
-    if not close or (len(close) > 1 and close[0][0] == close[1][0]):
-        return None
-    return close[0][2]
-
-
-def _number(text: Any) -> float | None:
-    try:
-        value = float(str(text).strip())
-    except (TypeError, ValueError):
-        return None
-    return value if value > 0 else None
-
-
-def from_node_labels(labels: Mapping[str, str]) -> Accelerator | GpuModel | None:
-    """What node-selector / node-affinity labels pin down: a full
-    :class:`Accelerator` when an instance/machine type is named (instance-type
-    labels, AKS sku-name, Karpenter / EKS Auto Mode instance family + size), a
-    :class:`GpuModel` when only the device model is known (GKE accelerator or
-    TPU label, Karpenter / EKS Auto Mode GPU or Neuron name, an AWS instance
-    family alone, GFD / AMD product name), None when nothing GPU-related is
-    pinned or the value is unknown or ambiguous ("a100" without a memory label)."""
-    if not isinstance(labels, Mapping):
-        return None
-    values = {str(k).strip(): str(v).strip() for k, v in labels.items() if isinstance(v, (str, int, float))}
-    tables = _tables()
-
-    for key in _INSTANCE_TYPE_LABELS:
-        if key in values:
-            entry = instance_type(values[key])
-            if entry is not None:
-                return entry
-
-    families: list[str] = []
-    for prefix in _AWS_LABEL_PREFIXES:
-        family = values.get(prefix + "instance-family", "").lower()
-        size = values.get(prefix + "instance-size", "").lower()
-        if family and size:
-            entry = instance_type(f"{family}.{size}")
-            if entry is not None:
-                return entry
-        if family:
-            families.append(family)
-
-    gke = values.get("cloud.google.com/gke-accelerator")
-    if gke:
-        acc = gcp_accelerator(gke)
-        if acc is not None:
-            return acc.gpu
-    tpu = values.get("cloud.google.com/gke-tpu-accelerator")
-    if tpu:
-        model = tables.gcp_tpu_labels.get(tpu.lower())
-        if model is not None:
-            return model
-
-    # Neuron devices are named separately: instance-accelerator-name
-    # "inferentia" / "trainium" (+ "2" for the second generations).
-    for prefix in _AWS_LABEL_PREFIXES:
-        accelerator_name = values.get(prefix + "instance-accelerator-name")
-        if accelerator_name:
-            model = tables.model_aliases.get(_compact(accelerator_name))
-            if model is not None and model.kind == "neuron":
-                return model
-
-    for name_label, memory_label in _GPU_NAME_LABELS:
-        gpu_name = values.get(name_label)
-        if not gpu_name:
-            continue
-        key = _compact(gpu_name)
-        exact = tables.model_aliases.get(key)  # "t4" is the T4, not the T4 family (T4G)
-        variants = (exact,) if exact is not None else tables.families.get(key, ())
-        mib = _number(values.get(memory_label)) if memory_label else None
-        if len(variants) == 1:
-            return variants[0]
-        if variants and mib is not None:
-            chosen = _mib_to_variant(variants, mib)
-            if chosen is not None:
-                return chosen
-
-    for family in families:
-        if family in tables.aws_families:
-            return tables.aws_families[family]
-
-    for product_label, memory_label in _PRODUCT_LABELS:
-        product = values.get(product_label)
-        if not product:
-            continue
-        model = _parse_product(product)
-        if model is None and memory_label:
-            # "NVIDIA-A100" style without memory: the memory label disambiguates.
-            found = _FAMILY_RE.search(product.lower().replace("_", "-"))
-            mib = _number(values.get(memory_label))
-            if found and mib is not None:
-                variants = tables.families.get(_compact(found.group(1)), ())
-                model = _mib_to_variant(variants, mib)
-        if model is not None:
-            return model
-    return None
-
-
 # ------------------------------------------------------- smaller offering ---
 
 
@@ -637,3 +505,8 @@ def smaller_gpu_same_cloud(acc: Accelerator, max_memory_gib: float) -> Accelerat
         )
 
     return min(fitting, key=preference)
+
+
+# node_labels.py (what Kubernetes node labels pin down) imports the classes and
+# lookups above, so it is imported last.
+from .node_labels import from_node_labels  # noqa: E402
