@@ -17,7 +17,7 @@ values. So when
 - every changed file other than Terraform offers the same names as before
   and is not one that every slice reads, or means what it meant
   (ParsedFile.meaning: comments edited), and every file added or removed
-  since reaches others only through its joins (project_slice.select),
+  since reaches others only through its joins (slice_choice.select),
 - Terraform is as the last whole run read it (each .tf file compared by
   its meaning, ParsedFile.meaning: a comment edited that moved no line
   changes nothing), or its summary is equal to the last one (the node
@@ -26,7 +26,7 @@ values. So when
 - the run's secret-looking values are those of the last run (the stored
   findings were redacted with them), and no rule failed,
 
-the run reads the slice of the changed files (project_slice.select), with
+the run reads the slice of the changed files (slice_choice.select), with
 the files every slice reads and their joins, and every Terraform file when
 one changed its meaning (a .tf file whose comments alone changed is read
 for its suppressions only). It recomputes the findings located in those

@@ -1,7 +1,8 @@
 """What a run with a cache reads of the project: a slice of it for a
-reporting run (the pre-commit hook: mlcost_lint.project_slice), the files
-changed since the last whole run for an incremental one
-(mlcost_lint.incremental), and the project index each run keeps up to date.
+reporting run (the pre-commit hook: mlcost_lint.project_slice, chosen by
+mlcost_lint.slice_choice), the files changed since the last whole run for
+an incremental one (mlcost_lint.incremental), and the project index each
+run keeps up to date.
 pipeline.lint makes the plan, runs its analysis over the slice, and records
 what the run read."""
 
@@ -23,8 +24,9 @@ if TYPE_CHECKING:
     from mlcost_lint.model.project import Project
     from mlcost_lint.parse_stage import _Input
     from mlcost_lint.pipeline import LintOptions
-    from mlcost_lint.project_slice import ProjectIndex, Slice, TerraformSummary
+    from mlcost_lint.project_slice import ProjectIndex, TerraformSummary
     from mlcost_lint.run_cache import CachedRun
+    from mlcost_lint.slice_choice import Slice
 
 
 class Analysis(NamedTuple):
@@ -45,12 +47,13 @@ class Preloaded:
 
 
 class SlicePlan:
-    """What a reporting run reads of the project (mlcost_lint.project_slice)
-    and the index it keeps up to date: every run with a cache writes one
-    when it read the whole project, and a sliced run updates the entries of
-    the reported files and of the other files changed since. A whole run
-    that only reports reads the slice of the files changed since the last
-    whole run, when that run allows it (mlcost_lint.incremental)."""
+    """What a reporting run reads of the project (mlcost_lint.project_slice,
+    mlcost_lint.slice_choice) and the index it keeps up to date: every run
+    with a cache writes one when it read the whole project, and a sliced
+    run updates the entries of the reported files and of the other files
+    changed since. A whole run that only reports reads the slice of the
+    files changed since the last whole run, when that run allows it
+    (mlcost_lint.incremental)."""
 
     def __init__(self, cache: ParseCache, key: str, index: "ProjectIndex | None", keys: dict[str, str | None],
                  report_paths: frozenset[str] | None) -> None:
@@ -78,7 +81,7 @@ class SlicePlan:
         # Other files changed since the index whose meaning is the index's (project_slice.same_meaning):
         # counted as unchanged, their entries rekeyed; in ``reread`` as suppression sees them now.
         self.same: list[str] = []
-        # Files the index has that are gone (project_slice.may_go): their entries go, their joins are read.
+        # Files the index has that are gone (slice_choice.may_go): their entries go, their joins are read.
         self.removed: list[str] = []
 
     @staticmethod
@@ -137,19 +140,21 @@ class SlicePlan:
         reported = [by_path[p] for p in reporting if p in by_path]
         if len(reported) != len(reporting) or any(i.kind in project_slice.TERRAFORM_KINDS for i in reported):
             return plan
+        from mlcost_lint import slice_choice
+
         # files changed or added since the index (a pull), read with the reported ones
-        since = project_slice.changed_since(plan.index, keys)
-        plan.changed = [p for p in (*since, *project_slice.added_since(plan.index, keys)) if p not in reporting]
+        since = slice_choice.changed_since(plan.index, keys)
+        plan.changed = [p for p in (*since, *slice_choice.added_since(plan.index, keys)) if p not in reporting]
         others = {p for p in plan.changed if not plan.index.terraform(p)}
-        if len(others) > project_slice.MAX_CHANGED:
+        if len(others) > slice_choice.MAX_CHANGED:
             return plan
         # in input order (discovery's: by display path)
         read = [by_path[p] for p in sorted(reporting | others)]
         parsed = {pf.path: pf for pf in _parse_inputs(read, settings, options, cache)}
         same = project_slice.same_meaning(plan.index, {p: parsed[p] for p in others})
         plan.same, plan.changed = sorted(same), [p for p in plan.changed if p not in same]
-        plan.slice = project_slice.select(plan.index, keys, {p: parsed[p] for p in reporting},
-                                          {p: parsed[p] for p in others if p not in same}, same, since)
+        plan.slice = slice_choice.select(plan.index, keys, {p: parsed[p] for p in reporting},
+                                         {p: parsed[p] for p in others if p not in same}, same, since)
         plan.removed = list(plan.slice.removed) if plan.slice is not None else []
         if plan.slice is not None and not var_inputs:   # --var-file values are evaluated with the files
             # changed .tf files stand for Terraform by their meaning (ParsedFile.meaning): comments
@@ -172,10 +177,12 @@ class SlicePlan:
         last_run = incremental.load(self.cache, self.key, index)
         if last_run is None:
             return
-        changed = project_slice.changed_since(index, self.keys)
+        from mlcost_lint import slice_choice
+
+        changed = slice_choice.changed_since(index, self.keys)
         terraform_changed = [p for p in changed if index.files[p].terraform]
-        # files changed, and files added (project_slice.may_be_added), read with their links
-        others = {p for p in changed if not index.files[p].terraform} | set(project_slice.added_since(index, self.keys))
+        # files changed, and files added (slice_choice.may_be_added), read with their links
+        others = {p for p in changed if not index.files[p].terraform} | set(slice_choice.added_since(index, self.keys))
         # parsed for their meaning; the model only of those whose meaning changed (select reads it),
         # cached with it for the slice read next
         parsed = {pf.path: pf for pf in _parse_inputs([i for i in inputs if i.source.display in others],
@@ -188,8 +195,8 @@ class SlicePlan:
                 read_model(pf)
                 if pf.model is not None:
                     cache_trees.store(self.cache, self.keys[path], pf)
-        plan = project_slice.select(index, self.keys, {}, {p: pf for p, pf in parsed.items() if p not in same}, same,
-                                    changed)
+        plan = slice_choice.select(index, self.keys, {}, {p: pf for p, pf in parsed.items() if p not in same}, same,
+                                   changed)
         if plan is None:
             return
         reread = self._meanings(terraform_changed, settings, options, inputs)
@@ -204,9 +211,9 @@ class SlicePlan:
         # compute, Karpenter NodePools, kustomizations) are recomputed too: their cloud resources' findings
         # may read any Terraform resource (a budget, a provider), and Terraform is then read whole. The files
         # sliced hooks marked since the last whole run are recomputed as the changed ones are.
-        joined = project_slice.closure(index, [*plan.joined, *last_run.dirty, *(everywhere if moved else ())])
-        plan = project_slice.Slice(plan.files | joined, joined, plan.removed)
-        if not project_slice.small(index, plan.files):
+        joined = slice_choice.closure(index, [*plan.joined, *last_run.dirty, *(everywhere if moved else ())])
+        plan = slice_choice.Slice(plan.files | joined, joined, plan.removed)
+        if not slice_choice.small(index, plan.files):
             return
         outcome = incremental.outcome(self.cache, last_run)     # loaded last: the largest entry
         if outcome is None:
@@ -277,13 +284,13 @@ class SlicePlan:
 
     def analyse(self, analyse: Callable[..., "Analysis"], inputs: list[_Input]) -> "Analysis | None":
         """``analyse`` over the slice, or None when the slice lacked something
-        the reported files depend on (project_slice.closed, or a decision
+        the reported files depend on (slice_choice.closed, or a decision
         that needed a file left out: model.absent), even where no stage
         guards against it: the caller then reads the whole project. When
         what it lacked was files the index has (a workload that now names
         another config, or a new one), the slice is widened to them and
-        read once more (project_slice.widened): still a slice."""
-        from mlcost_lint import project_slice
+        read once more (slice_choice.widened): still a slice."""
+        from mlcost_lint import slice_choice
         from mlcost_lint.model.absent import AbsentResourceError
 
         if self.last is not None and not self.report and self.summary is not None:
@@ -294,15 +301,15 @@ class SlicePlan:
             chosen = self.slice.files
             try:
                 done = analyse([i for i in inputs if i.source.display in chosen],
-                               project_slice.absent_of(self.index, chosen), self.summary, self.report)
+                               slice_choice.absent_of(self.index, chosen), self.summary, self.report)
             except AbsentResourceError:
                 done = None
             reported = {*(self.report_paths or self.slice.joined), *self.changed}
             if done is not None and not done.project.absent.missed \
-                    and project_slice.closed(done.project, self.slice, reported):
-                done.project.outside_secrets = project_slice.outside_secrets(self.index, chosen)
+                    and slice_choice.closed(done.project, self.slice, reported):
+                done.project.outside_secrets = slice_choice.outside_secrets(self.index, chosen)
                 return done
-            wider = project_slice.widened(self.index, self.slice, done.project, reported) \
+            wider = slice_choice.widened(self.index, self.slice, done.project, reported) \
                 if done is not None and attempt == 0 else None
             if wider is None:
                 break

@@ -336,7 +336,7 @@ def test_a_new_secret_reads_the_whole_project(tmp_path):
 
 
 def test_an_added_workload_is_read_with_its_links(tmp_path):
-    # A new manifest offers no name another file resolves (project_slice.may_be_added).
+    # A new manifest offers no name another file resolves (slice_choice.may_be_added).
     root, cache = _demo(tmp_path)
     shutil.copy(root / "k8s" / "dev-box.yaml", root / "k8s" / "dev-box-2.yaml")
     cached = _cached_run(root, cache, incremental=True)
@@ -347,7 +347,7 @@ def test_an_added_workload_is_read_with_its_links(tmp_path):
 
 def test_an_added_workload_that_runs_a_config_recomputes_the_config(tmp_path, monkeypatch):
     # The new Job runs an existing config: the slice lacks it (a miss), so it is
-    # widened to the config and its other runners (project_slice.widened) and
+    # widened to the config and its other runners (slice_choice.widened) and
     # read once more; the config's findings are recomputed.
     root, cache = _demo(tmp_path)
     analyses = _analyses(monkeypatch)
@@ -374,7 +374,7 @@ def test_an_added_terraform_file_reads_the_whole_project(tmp_path):
 
 def test_a_removed_workload_is_dropped_and_its_joins_recomputed(tmp_path):
     # The Job that ran a config is gone: the config is read again without it
-    # (project_slice.may_go), and the Job's findings go with it.
+    # (slice_choice.may_go), and the Job's findings go with it.
     root, cache = _demo(tmp_path)
     (root / "k8s" / "llama-8b-full-ft-job.yaml").unlink()
     cached = _cached_run(root, cache, incremental=True)
@@ -439,7 +439,7 @@ def test_after_a_hook_that_read_everything_the_next_whole_run_does_too(tmp_path)
 
 def test_a_runner_that_now_names_another_config_reads_the_whole_project(tmp_path):
     # A workload in a changed file linked a config outside its old joins:
-    # that config's findings may change (project_slice.closed).
+    # that config's findings may change (slice_choice.closed).
     root, cache = _demo(tmp_path)
     _replace(root / "k8s" / "llama-8b-full-ft-job.yaml", "llama8b-full-ft.yaml", "sft.yaml")
     _cached_run(root, cache, incremental=None)

@@ -18,7 +18,7 @@ from mlcost_lint.pipeline import LintOptions, lint
 
 # Projects with Terraform, workloads and training configs side by side.
 _PROJECTS = ("demo", "demo-managed", "rules", "managed", "link", "training")
-# Too small for a slice to leave out enough (project_slice.MAX_SHARE), or
+# Too small for a slice to leave out enough (slice_choice.MAX_SHARE), or
 # every file changes the model of others (Azure ML compute).
 _NOT_SLICED = frozenset({"demo-managed"})
 
@@ -205,7 +205,7 @@ def test_files_changed_since_the_index_are_read_with_the_slice(tmp_path):
 
 def test_an_added_workload_is_read_with_the_slice(tmp_path):
     # A Job added by a pull runs the reported config: it is read as a changed
-    # file (project_slice.may_be_added), and the config's findings count it.
+    # file (slice_choice.may_be_added), and the config's findings count it.
     root, cache, whole, config, _ = _demo(tmp_path)
     (root / "k8s" / "new-job.yaml").write_text(_JOB.format(name="new-job", config=f"/work/{config}"))
     alone = _lint(root, cache, frozenset({config}))
@@ -303,7 +303,7 @@ def test_a_workload_that_names_another_config_widens_the_slice_to_it(tmp_path):
     alone = _lint(root, cache, frozenset({"k8s/a.yaml"}))
     assert {pf.path for pf in alone.files} == {"k8s/a.yaml", "configs/a/accelerate.yaml"}
     # a.yaml now runs b's config, which the slice did not read (a miss): the slice is
-    # widened to that config and its other runner (project_slice.widened), not to the others
+    # widened to that config and its other runner (slice_choice.widened), not to the others
     (root / "k8s/a.yaml").write_text(_JOB.format(name="a", config="/work/configs/b/accelerate.yaml"))
     alone = _lint(root, cache, frozenset({"k8s/a.yaml"}))
     assert {pf.path for pf in alone.files} == {"k8s/a.yaml", "configs/a/accelerate.yaml", "k8s/b.yaml",

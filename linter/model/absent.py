@@ -97,7 +97,7 @@ class Absent:
     # What a decision found in a file that was not read ("config path x.yaml").
     missed: list[str] = field(default_factory=list)
     # The files those decisions needed, when every miss named its files: a
-    # slice widened by them (project_slice.widened) may decide as the whole
+    # slice widened by them (slice_choice.widened) may decide as the whole
     # run does; None once a miss named none.
     needed: set[str] | None = field(default_factory=set)
 
