@@ -28,6 +28,10 @@ from mlcost_lint.config import Settings
 LATER_STAGE_MODULES = (
     # Terraform evaluation (model.terraform.build_terraform)
     "mlcost_lint.model.terraform.builder",
+    "mlcost_lint.model.terraform.declarations",
+    "mlcost_lint.model.terraform.blocks",
+    "mlcost_lint.model.terraform.addresses",
+    "mlcost_lint.model.terraform.regions",
     "mlcost_lint.model.terraform.functions",
     "mlcost_lint.model.terraform.plan",
     "mlcost_lint.model.terraform.tfjson",
