@@ -25,10 +25,10 @@ from mlcost_lint.model.terraform import refs as R
 from mlcost_lint.model.terraform import tags as T
 from mlcost_lint.model.terraform.addresses import UNKNOWN_KEY, data_refs, each_refs, instance_suffix, resource_shadow
 from mlcost_lint.model.terraform.blocks import argument_paths, block_body
+from mlcost_lint.model.terraform.budget import Budget
 from mlcost_lint.model.terraform.declarations import Decl, ModuleSource, provider_key, ref_key
-from mlcost_lint.model.terraform.evaluator import (
-    Budget, BudgetExceeded, Evaluator, ValueTooLarge, Scope, bounded, references,
-)
+from mlcost_lint.model.terraform.dependencies import references
+from mlcost_lint.model.terraform.evaluator import BudgetExceeded, Evaluator, ValueTooLarge, Scope, bounded
 from mlcost_lint.model.terraform.regions import apply_region, zone_region
 from mlcost_lint.model.terraform.types import ANY, convert, is_complex
 from mlcost_lint.model.terraform.values import EvalError, ResourceValue, to_number, to_string

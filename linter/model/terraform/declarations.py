@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.model.core import Location
-from mlcost_lint.model.terraform.evaluator import block_references, references
+from mlcost_lint.model.terraform.dependencies import block_references, references
 from mlcost_lint.model.terraform.types import parse_type
 from mlcost_lint.parse import hcl as H
 
