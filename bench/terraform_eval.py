@@ -171,7 +171,7 @@ def main() -> None:
 
     from mlcost_lint.config import Settings
     from mlcost_lint.model.terraform import build_terraform
-    from mlcost_lint.model.terraform.evaluator import Budget
+    from mlcost_lint.model.terraform.budget import Budget
     from mlcost_lint.parse import parse_bytes
     from mlcost_lint.parse.document import FileKind
     from mlcost_lint.parse.hcl import HclBody

@@ -28,7 +28,16 @@ from mlcost_lint.config import Settings
 LATER_STAGE_MODULES = (
     # Terraform evaluation (model.terraform.build_terraform)
     "mlcost_lint.model.terraform.builder",
+    "mlcost_lint.model.terraform.declarations",
+    "mlcost_lint.model.terraform.blocks",
+    "mlcost_lint.model.terraform.addresses",
+    "mlcost_lint.model.terraform.regions",
     "mlcost_lint.model.terraform.functions",
+    "mlcost_lint.model.terraform.functions_registry",
+    "mlcost_lint.model.terraform.functions_collections",
+    "mlcost_lint.model.terraform.functions_numbers",
+    "mlcost_lint.model.terraform.functions_strings",
+    "mlcost_lint.model.terraform.functions_encoding",
     "mlcost_lint.model.terraform.plan",
     "mlcost_lint.model.terraform.tfjson",
     "mlcost_lint.model.terraform.root_cache",

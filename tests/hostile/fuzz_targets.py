@@ -106,7 +106,8 @@ def _not_a_value(value: Any) -> str | None:
 
 def check_function_call(name: str, args: list, time_s: float = 3.0) -> list[str]:
     """Problems of one call (empty: fine)."""
-    from mlcost_lint.model.terraform.evaluator import DEEP_FUNCTIONS, Budget
+    from mlcost_lint.model.terraform.budget import Budget
+    from mlcost_lint.model.terraform.evaluator import DEEP_FUNCTIONS
     from mlcost_lint.model.terraform.functions import FUNCTIONS
     from mlcost_lint.model.terraform.limits import METER, BudgetExceeded, check_result
     from mlcost_lint.model.terraform.values import EvalError

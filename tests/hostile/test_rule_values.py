@@ -198,11 +198,11 @@ def test_a_count_past_a_float_is_price_unknown():
 
 
 def test_the_arity_read_from_a_function_code_is_what_its_signature_says():
-    # functions._arity reads a plain function's code (inspect.signature was most of the module's import)
+    # functions_registry._arity reads a plain function's code (inspect.signature was most of the table's import)
     import functools
     import inspect
 
-    from mlcost_lint.model.terraform import functions
+    from mlcost_lint.model.terraform import functions, functions_registry
 
     def plain(a, b, /, c, d=1, *rest, e, f=2, **kw): ...
     def fixed(a, b=2): ...
@@ -212,7 +212,8 @@ def test_the_arity_read_from_a_function_code_is_what_its_signature_says():
     def wrapped(*args): ...
 
     cases = [plain, fixed, nothing, wrapped, functools.partial(fixed, 1)]
-    cases += [f for f in vars(functions).values() if inspect.isfunction(f) and f.__module__ == functions.__name__]
+    cases += [f for module in (functions_registry, *functions.FAMILIES) for f in vars(module).values()
+              if inspect.isfunction(f) and f.__module__ == module.__name__]
     assert len(cases) > 60
-    assert [functions._arity(f) for f in cases] == [functions._arity_by_signature(f) for f in cases]
-    assert functions._arity(plain) == (3, 1 << 30) and functions._arity(wrapped) == (1, 2)
+    assert [functions_registry._arity(f) for f in cases] == [functions_registry._arity_by_signature(f) for f in cases]
+    assert functions_registry._arity(plain) == (3, 1 << 30) and functions_registry._arity(wrapped) == (1, 2)

@@ -19,7 +19,8 @@ from mlc_testing import run_cli
 
 from mlcost_lint.config import Settings
 from mlcost_lint.model.core import UNKNOWN
-from mlcost_lint.model.terraform.evaluator import Budget, Evaluator, Scope, ValueTooLarge
+from mlcost_lint.model.terraform.budget import Budget
+from mlcost_lint.model.terraform.evaluator import Evaluator, Scope, ValueTooLarge
 from mlcost_lint.parse.hcl import HclSyntaxError, parse_expression, parse_hcl
 
 NL = "\\n"

@@ -121,16 +121,16 @@ def test_a_failed_preparation_is_reported_whichever_roots_come_from_the_cache(pr
     """Sources are prepared only when a root that reaches them is evaluated;
     the root reaching a source whose preparation failed is never cached, so
     the diagnostic is there, in the same place, in every cache state."""
-    from mlcost_lint.model.terraform import builder
+    from mlcost_lint.model.terraform import declarations
 
-    real = builder.prepare
+    real = declarations.prepare
 
     def failing(source):
         if source.dir == "modules/pool":
             raise RecursionError
         return real(source)
 
-    monkeypatch.setattr(builder, "prepare", failing)
+    monkeypatch.setattr(declarations, "prepare", failing)
     cold = _run(project, use_cache=False)
     assert ("MLC001", "modules/pool", 1, "configuration nested too deeply to evaluate") in \
         [(c, p, line, m.split(": ", 1)[-1]) for c, p, line, m in cold[0]]

@@ -3,7 +3,8 @@
 import pytest
 
 from mlcost_lint.model.core import UNKNOWN
-from mlcost_lint.model.terraform.evaluator import Budget, Evaluator, Scope
+from mlcost_lint.model.terraform.budget import Budget
+from mlcost_lint.model.terraform.evaluator import Evaluator, Scope
 from mlcost_lint.model.terraform.values import ResourceValue
 from mlcost_lint.parse.hcl import parse_expression
 

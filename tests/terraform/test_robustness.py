@@ -99,7 +99,8 @@ def test_the_evaluation_state_is_freed_without_the_collector():
     counting alone when build_terraform returns."""
     import gc
 
-    from mlcost_lint.model.terraform.builder import Build, ModuleSource
+    from mlcost_lint.model.terraform.builder import Build
+    from mlcost_lint.model.terraform.declarations import ModuleSource
 
     gc.collect()
     gc.disable()

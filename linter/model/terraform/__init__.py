@@ -49,8 +49,9 @@ def build_terraform(files: list, settings: Any, *, var_files: Iterable = (),
     with only its outline (ParsedFile.hcl_outline); called only when some
     root module has to be evaluated. ``jobs``: processes the roots the
     cache does not hold may be evaluated in (_Roots.prefetch)."""
-    from mlcost_lint.model.terraform.builder import Build, ModuleSource
-    from mlcost_lint.model.terraform.evaluator import Budget
+    from mlcost_lint.model.terraform.budget import Budget
+    from mlcost_lint.model.terraform.builder import Build
+    from mlcost_lint.model.terraform.declarations import ModuleSource
     from mlcost_lint.model.terraform.plan import load_plan
     from mlcost_lint.model.terraform.tfjson import json_to_hcl
     from mlcost_lint.parse.document import FileKind
@@ -280,8 +281,8 @@ class _Roots:
         """Worker side of prefetch(): evaluate root ``d`` with a build of
         its own (a fresh budget: a cached evaluation is charged its steps
         when replayed) and store it; the number of cache entries written."""
+        from mlcost_lint.model.terraform.budget import Budget
         from mlcost_lint.model.terraform.builder import Build
-        from mlcost_lint.model.terraform.evaluator import Budget
 
         build = self.build
         self.build = Build(build.sources, Budget(build.budget.limit), TerraformModel(), {})
@@ -300,7 +301,7 @@ class _Roots:
         its dependency order. Only the sources an evaluated root reaches are
         prepared: a change to one root's file reads and prepares that root
         and its modules, not every module directory in the scan."""
-        from mlcost_lint.model.terraform.builder import prepare
+        from mlcost_lint.model.terraform.declarations import prepare
 
         if src.dir in self.prepared:
             return

@@ -1,11 +1,14 @@
 """Terraform configuration to CloudResources: modules, variables, locals,
 count/for_each, dynamic blocks, providers, regions and cost tags.
 
-Each module directory is prepared once (declarations, dependency order);
-each module call evaluates it again with the call's inputs. Evaluation
-follows a topological order of locals, resources, module calls and provider
-blocks, so references read values already computed and nothing recurses
-through the configuration.
+Each module directory is prepared once (declarations, dependency order:
+declarations.py); each module call evaluates it again with the call's
+inputs, as one :class:`ModuleInstance`. Evaluation follows a topological
+order of locals, resources, module calls and provider blocks, so references
+read values already computed and nothing recurses through the
+configuration. A block's arguments become plan-JSON shaped values in
+blocks.py, instance addresses and what references point at in addresses.py,
+regions in regions.py.
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ from __future__ import annotations
 import math
 
 import posixpath
-from dataclasses import field
 from typing import Any, Callable
 
 from mlcost_lint.lean_dataclass import dataclass
@@ -21,223 +23,20 @@ from mlcost_lint.model.cloud import CloudResource, ModuleCall, ProviderConfig, T
 from mlcost_lint.model.core import UNKNOWN, Location, contains_unknown
 from mlcost_lint.model.terraform import refs as R
 from mlcost_lint.model.terraform import tags as T
-from mlcost_lint.model.terraform.evaluator import (
-    Budget, BudgetExceeded, Evaluator, ValueTooLarge, Scope, block_references, bounded, references,
-)
-from mlcost_lint.model.terraform.types import ANY, convert, is_complex, parse_type
+from mlcost_lint.model.terraform.addresses import UNKNOWN_KEY, data_refs, each_refs, instance_suffix, resource_shadow
+from mlcost_lint.model.terraform.blocks import argument_paths, block_body
+from mlcost_lint.model.terraform.budget import Budget
+from mlcost_lint.model.terraform.declarations import Decl, ModuleSource, provider_key, ref_key
+from mlcost_lint.model.terraform.dependencies import references
+from mlcost_lint.model.terraform.evaluator import BudgetExceeded, Evaluator, ValueTooLarge, Scope, bounded
+from mlcost_lint.model.terraform.regions import apply_region, zone_region
+from mlcost_lint.model.terraform.types import ANY, convert, is_complex
 from mlcost_lint.model.terraform.values import EvalError, ResourceValue, to_number, to_string
 from mlcost_lint.parse import hcl as H
 
-META_ARGUMENTS = frozenset({"count", "for_each", "provider", "depends_on"})
-META_BLOCKS = frozenset({"lifecycle", "provisioner", "connection"})
 MODULE_META = frozenset({"source", "version", "count", "for_each", "providers", "depends_on"})
-UNKNOWN_KEY = "*"   # instance key when count/for_each is unknown
 MAX_INSTANCES = 10_000
 
-
-# ---------------------------------------------------------------------------
-# Declarations of one module directory
-# ---------------------------------------------------------------------------
-
-@dataclass(slots=True)
-class Decl:
-    kind: str              # "resource" | "data" | "module"
-    type: str              # resource type; "" for module calls
-    name: str
-    block: H.Block
-    path: str
-
-    @property
-    def location(self) -> Location:
-        return Location(self.path, self.block.line, self.block.column, self.block.end_line)
-
-
-@dataclass(slots=True)
-class ModuleSource:
-    dir: str
-    variables: dict = field(default_factory=dict)     # name -> (Block, path)
-    locals: dict = field(default_factory=dict)        # name -> (Attribute, path)
-    resources: list = field(default_factory=list)     # Decl
-    data: list = field(default_factory=list)          # Decl
-    modules: list = field(default_factory=list)       # Decl
-    providers: list = field(default_factory=list)     # (Block, path)
-    outputs: dict = field(default_factory=dict)       # name -> (Attribute, path)
-    tfvars: list = field(default_factory=list)        # HclBody (terraform.tfvars, *.auto.tfvars)
-    # trees (HclBody) or cached files (ParsedFile with an outline only) to add
-    # before the first preparation, in path order (model/terraform _Roots)
-    pending: list = field(default_factory=list)
-    # prepared once
-    order: list = field(default_factory=list)         # node keys, topological
-    cyclic: dict = field(default_factory=dict)        # node key -> SCC id (only for cycles)
-    local_vars: dict = field(default_factory=dict)    # local name -> var names it depends on
-    resource_types: set = field(default_factory=set)
-    var_types: dict = field(default_factory=dict)     # name -> TypeSpec
-    decls: dict = field(default_factory=dict)         # node key -> Decl / (Block, path)
-
-    def add_pending(self, load: Callable[[Any], H.HclBody | None]) -> None:
-        """Add the pending trees in order; ``load`` gives the tree of a cached
-        file (ParsedFile with its outline only), a tree is added as it is."""
-        from mlcost_lint.parse.document import ParsedFile
-
-        for item in self.pending:
-            body = load(item) if isinstance(item, ParsedFile) else item
-            if body is not None:
-                self.add(body)
-        self.pending = []
-
-    def add(self, body: H.HclBody) -> None:
-        path = body.path
-        for blk in body.blocks:
-            t = blk.type
-            labels = blk.labels
-            if t == "resource" and len(labels) >= 2:
-                self.resources.append(Decl("resource", labels[0], labels[1], blk, path))
-            elif t == "data" and len(labels) >= 2:
-                self.data.append(Decl("data", labels[0], labels[1], blk, path))
-            elif t == "module" and labels:
-                self.modules.append(Decl("module", "", labels[0], blk, path))
-            elif t == "variable" and labels:
-                self.variables[labels[0]] = (blk, path)
-            elif t == "locals":
-                for name, attr in blk.attributes.items():
-                    self.locals[name] = (attr, path)
-            elif t == "provider" and labels:
-                self.providers.append((blk, path))
-            elif t == "output" and labels and "value" in blk.attributes:
-                self.outputs[labels[0]] = (blk.attributes["value"], path)
-
-
-def provider_key(blk: H.Block, evaluator: Evaluator | None = None) -> str:
-    alias = blk.attributes.get("alias")
-    name = blk.labels[0]
-    if alias is not None and isinstance(alias.expr, H.Literal) and isinstance(alias.expr.value, str):
-        return f"{name}.{alias.expr.value}"
-    return name
-
-
-def _ref_key(expr: Any) -> str | None:
-    """``aws.west`` written as a traversal (or a string in JSON) -> "aws.west"."""
-    if isinstance(expr, H.Traversal) and expr.source is None:
-        names = [expr.root] + [s.name for s in expr.steps if isinstance(s, H.GetAttr)]
-        return ".".join(names)
-    if isinstance(expr, H.Literal) and isinstance(expr.value, str):
-        return expr.value
-    if isinstance(expr, H.Template) and len(expr.parts) == 1:
-        return _ref_key(expr.parts[0])
-    return None
-
-
-def prepare(source: ModuleSource) -> None:
-    """Dependency graph of the module's named objects and its topological order."""
-    source.resource_types = {d.type for d in source.resources}
-    # node key -> declaration, so evaluation never searches lists (linear overall)
-    for d in source.resources:
-        source.decls.setdefault(("resource", d.type, d.name), d)
-    for d in source.modules:
-        source.decls.setdefault(("module", d.name), d)
-    for b, path in source.providers:
-        source.decls.setdefault(("provider", provider_key(b)), (b, path))
-    nodes: dict[tuple, set] = {}
-    provider_nodes = [("provider", provider_key(b)) for b, _ in source.providers]
-    for name, (attr, _) in source.locals.items():
-        nodes[("local", name)] = references(attr.expr)
-    for d in source.resources:
-        nodes[("resource", d.type, d.name)] = block_references(d.block)
-    for d in source.modules:
-        nodes[("module", d.name)] = block_references(d.block)
-    for b, _ in source.providers:
-        nodes[("provider", provider_key(b))] = block_references(b)
-    for name, (blk, _) in source.variables.items():
-        if "type" in blk.attributes:
-            source.var_types[name] = parse_type(blk.attributes["type"].expr)
-
-    edges: dict[tuple, list] = {}
-    for key, refs in nodes.items():
-        out = []
-        for root, attr in refs:
-            if root == "local" and attr is not None and ("local", attr) in nodes:
-                out.append(("local", attr))
-            elif root == "module" and attr is not None and ("module", attr) in nodes:
-                out.append(("module", attr))
-            elif attr is not None and ("resource", root, attr) in nodes:
-                out.append(("resource", root, attr))
-        if key[0] in ("resource", "module"):
-            out.extend(provider_nodes)
-        edges[key] = out
-    order, sccs = _tarjan(list(nodes), edges)
-    source.order = order
-    for i, comp in enumerate(sccs):
-        if len(comp) > 1 or comp[0] in edges.get(comp[0], ()):
-            for k in comp:
-                source.cyclic[k] = i
-
-    # var names each local depends on, transitively (feature-flag rule)
-    for key in order:
-        if key[0] != "local":
-            continue
-        deps: set = set()
-        for root, attr in nodes[key]:
-            if root == "var" and attr:
-                deps.add(attr)
-            elif root == "local" and attr in source.local_vars:
-                deps |= source.local_vars[attr]
-        source.local_vars[key[1]] = deps
-
-
-def _tarjan(nodes: list, edges: dict) -> tuple[list, list]:
-    """Iterative Tarjan: (dependencies-first order, SCCs in that order)."""
-    index: dict = {}
-    low: dict = {}
-    on_stack: set = set()
-    stack: list = []
-    order: list = []
-    sccs: list = []
-    counter = 0
-    for root in nodes:
-        if root in index:
-            continue
-        work = [(root, iter(edges.get(root, ())))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, it = work[-1]
-            advanced = False
-            for nxt in it:
-                if nxt not in index:
-                    index[nxt] = low[nxt] = counter
-                    counter += 1
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(edges.get(nxt, ()))))
-                    advanced = True
-                    break
-                if nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    comp.append(w)
-                    if w == node:
-                        break
-                comp.reverse()
-                sccs.append(comp)
-                order.extend(comp)
-    return order, sccs
-
-
-# ---------------------------------------------------------------------------
-# Evaluating one module instance
-# ---------------------------------------------------------------------------
 
 @dataclass(slots=True)
 class Input:
@@ -353,7 +152,7 @@ class ModuleInstance:
         self.output_refs = R.RMap()
         self.ref_roots: dict[str, Any] = {
             "var": self.var_refs, "local": self.local_refs, "module": self.module_refs,
-            "data": _data_refs(source, prefix),
+            "data": data_refs(source, prefix),
         }
         self.scope = Scope(self.roots, ref_roots=self.ref_roots)
 
@@ -507,7 +306,7 @@ class ModuleInstance:
         key = provider_key(blk)
         alias = key.split(".", 1)[1] if "." in key else None
         loc = Location(path, blk.line, blk.column, blk.end_line)
-        attrs, _ = self.body(blk, self.scope, path, "")
+        attrs, _ = block_body(self, blk, self.scope, path, "")
         region = attrs.get("region", UNKNOWN)
         region = region if (region is UNKNOWN or isinstance(region, str)) else UNKNOWN
         zone = attrs.get("zone")
@@ -538,7 +337,7 @@ class ModuleInstance:
 
     def provider_for(self, blk: H.Block, rtype: str) -> tuple[str, ProviderConfig | None]:
         attr = blk.attributes.get("provider")
-        key = _ref_key(attr.expr) if attr is not None else None
+        key = ref_key(attr.expr) if attr is not None else None
         if key is None:
             key = rtype.split("_", 1)[0]
         return key, self.providers.get(key)
@@ -592,7 +391,7 @@ class ModuleInstance:
         if not self.prefix or not self.calls:
             return {}
         out: dict[str, Location] = {}
-        for path, attr in _argument_paths(blk):
+        for path, attr in argument_paths(blk):
             names = sorted(n for n in self.var_deps(attr.expr) if n in self.source.variables)
             if not names:
                 continue
@@ -612,95 +411,10 @@ class ModuleInstance:
     def _instance_scope(self, names: dict, each_ref: Any, key: Any) -> Scope:
         if not names:
             return self.scope
-        refs = _each_refs(each_ref, key) if each_ref is not None else None
+        refs = each_refs(each_ref, key) if each_ref is not None else None
         if "var" in names:   # keep what variables refer to (see _flags_unknown)
             refs = {**(refs or {}), "var": self.var_refs}
         return self.scope.child(names, refs)
-
-    # -- blocks -------------------------------------------------------------
-    def body(self, blk: H.Block, scope: Scope, path: str, prefix: str,
-             top: bool = True, refs: dict | None = None) -> tuple[dict, dict]:
-        """Arguments and nested blocks in plan-JSON shape, with locations.
-        ``refs`` (when given) receives each argument's referenced resource
-        addresses by dotted path, from the same evaluation."""
-        attrs: dict[str, Any] = {}
-        locs: dict[str, Location] = {}
-        for name, attr in blk.attributes.items():
-            if top and name in META_ARGUMENTS:
-                continue
-            attrs[name], ref = self.value_and_ref(attr.expr, scope, Location(path, attr.line, attr.column))
-            if ref is not None and refs is not None:
-                addresses = R.tidy(ref)
-                if addresses:
-                    refs[prefix + name] = addresses
-            locs[prefix + name] = Location(path, attr.line, attr.column, attr.end_line)
-            if isinstance(attr.expr, H.ObjectExpr):
-                _object_locations(attr.expr, path, prefix + name + ".", locs)
-        for sub in blk.blocks:
-            if top and sub.type in META_BLOCKS:
-                continue
-            if sub.type == "dynamic" and sub.labels:
-                self._dynamic(sub, scope, path, prefix, attrs, locs, refs)
-                continue
-            self._add_block(sub.type, sub, scope, path, prefix, attrs, locs, refs)
-        return attrs, locs
-
-    def _add_block(self, btype: str, sub: H.Block, scope: Scope, path: str, prefix: str,
-                   attrs: dict, locs: dict, refs: dict | None = None) -> None:
-        existing = attrs.get(btype)
-        if existing is UNKNOWN:
-            return
-        if not isinstance(existing, list):
-            # An argument of the same name (`actions = null`) is not a block
-            # list: Terraform rejects the mix; the blocks win here.
-            attrs[btype] = []
-        lst = attrs[btype]
-        idx = len(lst)
-        loc = Location(path, sub.line, sub.column, sub.end_line)
-        locs.setdefault(prefix + btype, loc)
-        locs[f"{prefix}{btype}.{idx}"] = loc
-        inner_prefix = f"{prefix}{btype}.{idx}."
-        inner_refs: dict | None = {} if refs is not None else None
-        inner, inner_locs = self.body(sub, scope, path, inner_prefix, top=False, refs=inner_refs)
-        for k, v in inner_locs.items():
-            locs[k] = v
-            # unindexed path to the first occurrence: "lifecycle_rule.expiration.days"
-            plain = prefix + btype + "." + k[len(inner_prefix):]
-            locs.setdefault(plain, v)
-        if inner_refs:
-            for k, v in inner_refs.items():
-                refs[k] = v
-                refs.setdefault(prefix + btype + "." + k[len(inner_prefix):], v)
-        lst.append(inner)
-
-    def _dynamic(self, sub: H.Block, scope: Scope, path: str, prefix: str,
-                 attrs: dict, locs: dict, refs: dict | None = None) -> None:
-        label = sub.labels[0]
-        loc = Location(path, sub.line, sub.column, sub.end_line)
-        each = sub.attributes.get("for_each")
-        iterator = label
-        if "iterator" in sub.attributes:
-            iterator = _ref_key(sub.attributes["iterator"].expr) or label
-        content = next((b for b in sub.blocks if b.type == "content"), None)
-        if each is None or content is None:
-            return
-        coll, coll_ref = self.value_and_ref(each.expr, scope, loc)
-        if isinstance(coll, list):
-            pairs = list(enumerate(coll))
-        elif isinstance(coll, dict):
-            pairs = [(k, coll[k]) for k in sorted(coll)]
-        else:
-            attrs[label] = UNKNOWN
-            locs.setdefault(prefix + label, loc)
-            return
-        locs.setdefault(prefix + label, loc)
-        for k, v in pairs:
-            element_ref = R.get(coll_ref, k)
-            inner_scope = scope.child({iterator: {"key": k, "value": v}},
-                                      {iterator: R.RMap(value=element_ref)} if element_ref is not None else None)
-            self._add_block(label, content, inner_scope, path, prefix, attrs, locs, refs)
-        if not pairs:
-            attrs.setdefault(label, [])
 
     # -- resources ----------------------------------------------------------
     def _resource(self, d: Decl) -> None:
@@ -712,7 +426,7 @@ class ModuleInstance:
         for key, names in insts:
             scope = self._instance_scope(names, each_ref, key)
             refs: dict[str, tuple[str, ...]] = {}
-            attrs, locs = self.body(d.block, scope, d.path, "", refs=refs)
+            attrs, locs = block_body(self, d.block, scope, d.path, "", refs=refs)
             address = self.prefix + f"{d.type}.{d.name}" + instance_suffix(key)
             res = CloudResource(
                 type=d.type, name=d.name, address=address, provider=d.type.split("_", 1)[0],
@@ -740,7 +454,7 @@ class ModuleInstance:
             self.roots[d.type][d.name] = {k: values[k] for k, _ in insts}
         else:
             self.roots[d.type][d.name] = UNKNOWN
-        self.ref_roots[d.type][d.name] = _resource_shadow(
+        self.ref_roots[d.type][d.name] = resource_shadow(
             self.prefix + f"{d.type}.{d.name}", mode, [k for k, _ in insts])
         self.emitted[(d.type, d.name)] = made
         if self.build.emitting:
@@ -827,8 +541,8 @@ class ModuleInstance:
         attr = blk.attributes.get("providers")
         if attr is not None and isinstance(attr.expr, H.ObjectExpr):
             for item in attr.expr.items:
-                child_key = _ref_key(item.key) if not isinstance(item.key, H.Parenthesis) else None
-                parent_key = _ref_key(item.value)
+                child_key = ref_key(item.key) if not isinstance(item.key, H.Parenthesis) else None
+                parent_key = ref_key(item.value)
                 if child_key and parent_key and parent_key in self.providers:
                     inherited[child_key] = self.providers[parent_key]
         return inherited
@@ -861,134 +575,4 @@ class ModuleInstance:
         return cluster.tags if cluster is not None else UNKNOWN
 
 
-def _argument_paths(blk: H.Block) -> list[tuple[str, H.Attribute]]:
-    paths = [(name, attr) for name, attr in blk.attributes.items() if name not in META_ARGUMENTS]
-    for inner in blk.blocks:
-        if inner.type in ("dynamic", "lifecycle", "provisioner", "connection"):
-            continue
-        paths.extend((f"{inner.type}.{name}", attr) for name, attr in inner.attributes.items())
-    return paths
-
-
-def _each_refs(each_ref: Any, key: Any) -> dict | None:
-    """``each.value``'s shadow for one instance of a for_each over references."""
-    if each_ref is None:
-        return None
-    element = R.get(each_ref, key) if key != UNKNOWN_KEY else R.any_key(each_ref)
-    return {"each": R.RMap(value=element)} if element is not None else None
-
-
-def _resource_shadow(base: str, mode: str, keys: list) -> Any:
-    """What a reference to a resource refers to: each instance's address, or
-    the whole resource (``base``) where the instance cannot be known."""
-    whole = frozenset((base,))
-    if mode == "single":
-        return whole
-    if mode == "count":
-        return R.RInstances([frozenset((base + instance_suffix(k),)) for k in keys], whole)
-    if mode == "for_each" and not (keys and keys[0] == UNKNOWN_KEY):
-        return R.RInstances({k: frozenset((base + instance_suffix(k),)) for k in keys}, whole)
-    return whole
-
-
-def _data_refs(source: ModuleSource, prefix: str) -> R.RMap:
-    """``data.TYPE.NAME`` of the module's data sources, by address (data
-    sources are not evaluated: a reference to one names something outside
-    the scan's managed resources)."""
-    out = R.RMap()
-    for d in source.data:
-        out.setdefault(d.type, R.RMap())[d.name] = frozenset((f"{prefix}data.{d.type}.{d.name}",))
-    return out
-
-
-def instance_suffix(key: Any) -> str:
-    if key is None:
-        return ""
-    if isinstance(key, int):
-        return f"[{key}]"
-    if key == UNKNOWN_KEY:
-        return "[*]"
-    return '["' + str(key).replace("\\", "\\\\").replace('"', '\\"') + '"]'
-
-
-def _object_locations(expr: H.ObjectExpr, path: str, prefix: str, locs: dict, depth: int = 0) -> None:
-    if depth > 8:
-        return
-    for item in expr.items:
-        if isinstance(item.key, H.Literal) and isinstance(item.key.value, str):
-            key = prefix + item.key.value
-            locs.setdefault(key, Location(path, item.line, item.column))
-            if isinstance(item.value, H.ObjectExpr):
-                _object_locations(item.value, path, key + ".", locs, depth + 1)
-
-
-# ---------------------------------------------------------------------------
-# Regions
-# ---------------------------------------------------------------------------
-
-GCS_MULTI_REGIONS = frozenset({"US", "EU", "ASIA", "NAM4", "EUR4", "EUR5", "EUR7", "EUR8", "ASIA1"})
-
-
-def zone_region(zone: str) -> str:
-    """"us-central1-a" -> "us-central1"."""
-    parts = zone.rsplit("-", 1)
-    if len(parts) == 2 and len(parts[1]) == 1 and any(c.isdigit() for c in parts[0]):
-        return parts[0]
-    return zone
-
-
-def _is_zone(value: str) -> bool:
-    parts = value.rsplit("-", 1)
-    return len(parts) == 2 and len(parts[1]) == 1 and parts[1].isalpha() and any(c.isdigit() for c in parts[0])
-
-
-def apply_region(res: CloudResource, config: ProviderConfig | None) -> None:
-    provider = res.provider
-    attrs = res.attrs
-    provider_region = config.region if config is not None else UNKNOWN
-    if provider == "aws":
-        region = attrs.get("region")   # AWS provider v6 resource-level region
-        res.region = region if isinstance(region, str) or region is UNKNOWN else provider_region
-        if region is None:
-            res.region = provider_region
-    elif provider == "google":
-        res.region, res.zone = _google_region(res, config)
-    elif provider == "azurerm":
-        location = attrs.get("location")
-        if isinstance(location, str):
-            res.region = location.replace(" ", "").lower()
-        else:
-            res.region = UNKNOWN
-    else:
-        res.region = UNKNOWN
-    if res.region is None:
-        res.region = UNKNOWN
-
-
-def _google_region(res: CloudResource, config: ProviderConfig | None) -> tuple[Any, Any]:
-    attrs = res.attrs
-    for name in ("location", "zone", "region"):
-        if name not in attrs or attrs[name] is None:
-            continue
-        value = attrs[name]
-        if value is UNKNOWN or not isinstance(value, str):
-            return UNKNOWN, UNKNOWN if name != "region" else None
-        if res.type == "google_storage_bucket" and name == "location":
-            upper = value.upper()
-            if upper in GCS_MULTI_REGIONS or "-" not in value:
-                return upper, None
-            return value.lower(), None
-        if _is_zone(value):
-            return zone_region(value), value
-        return value.lower(), None
-    if config is None:
-        return UNKNOWN, None
-    zone = getattr(config, "zone", None)
-    region = config.region
-    if region is UNKNOWN and isinstance(zone, str):
-        region = zone_region(zone)
-    return region, zone if isinstance(zone, str) else None
-
-
-__all__ = ["Build", "Decl", "Input", "ModuleInstance", "ModuleSource", "prepare", "zone_region",
-           "apply_region", "instance_suffix", "contains_unknown", "is_complex", "to_string"]
+__all__ = ["Build", "Input", "ModuleInstance", "contains_unknown", "is_complex", "to_string"]

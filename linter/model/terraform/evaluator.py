@@ -3,7 +3,7 @@
 Every value the evaluator cannot know is UNKNOWN. An expression Terraform
 would reject raises :class:`EvalError` inside (so ``try``/``can`` work) and
 becomes UNKNOWN at the top (:meth:`Evaluator.evaluate`). A shared step
-budget stops exponential constructs.
+budget (budget.py) stops exponential constructs.
 
 Beside each value the evaluator leaves, in ``Evaluator.ref``, the resources
 the value is taken from unchanged (a reference shadow, see :mod:`refs`):
@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.model.terraform import refs as R
+from mlcost_lint.model.terraform.budget import Budget
 from mlcost_lint.model.terraform.values import (
     EvalError, ResourceValue, normalize_number, set_of, tf_equal, to_bool, to_number, to_string,
     value_size,
@@ -25,51 +26,7 @@ from mlcost_lint.model.terraform.limits import (  # noqa: F401  (bounded, ValueT
 )
 from mlcost_lint.parse import hcl as H
 
-__all__ = ["Budget", "BudgetExceeded", "Evaluator", "Scope", "ValueTooLarge", "block_references", "bounded",
-           "references"]
-
-
-class Budget:
-    """Steps for the whole build (``limit``) and for any one value
-    (``node_limit``, a twentieth of it): one exponential local becomes
-    UNKNOWN without starving every other value of the build."""
-
-    __slots__ = ("limit", "steps", "exhausted", "node_limit", "node_start")
-
-    def __init__(self, limit: int) -> None:
-        self.limit = max(int(limit), 1)
-        self.node_limit = max(self.limit // 20, 1000)
-        self.steps = 0
-        self.node_start = 0
-        self.exhausted = False
-
-    def start_value(self) -> None:
-        self.node_start = self.steps
-
-    def charge(self, n: int = 1) -> None:
-        self.steps += n
-        if self.steps > self.limit:
-            self.exhausted = True
-            raise BudgetExceeded(True)
-        if self.steps - self.node_start > self.node_limit:
-            raise BudgetExceeded(False)
-
-    def walk(self, value: Any) -> None:
-        """Charge one step per node of a nested value (shared sub-values
-        count every time, so a value built by doubling costs what it is)."""
-        stack = [value]
-        n = 0
-        while stack:
-            v = stack.pop()
-            n += 1
-            if n >= 256:
-                self.charge(n)
-                n = 0
-            if isinstance(v, dict):
-                stack.extend(v.values())
-            elif isinstance(v, list):
-                stack.extend(v)
-        self.charge(n)
+__all__ = ["BudgetExceeded", "Evaluator", "Scope", "ValueTooLarge", "bounded"]
 
 
 # Functions that walk whole nested values: charged by size before they run.
@@ -619,78 +576,4 @@ class Evaluator:
         raise EvalError("no try() argument succeeded")
 
 
-def references(expr: Any, out: set | None = None) -> set:
-    """(root, first attribute name) pairs an expression refers to, e.g.
-    ("local", "tags"), ("aws_s3_bucket", "ckpt"), ("var", "region")."""
-    if out is None:
-        out = set()
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if node is None or isinstance(node, (str, H.Literal)):
-            continue
-        t = type(node)
-        if t is H.Traversal:
-            if node.source is not None:
-                stack.append(node.source)
-            elif node.steps and isinstance(node.steps[0], H.GetAttr):
-                out.add((node.root, node.steps[0].name))
-                if node.root == "data" and len(node.steps) > 1 and isinstance(node.steps[1], H.GetAttr):
-                    pass
-            else:
-                out.add((node.root, None))
-            for step in node.steps:
-                _push_step(step, stack)
-        elif t is H.Template:
-            stack.extend(node.parts)
-        elif t is H.TemplateIf:
-            stack.append(node.cond)
-            stack.extend(node.then)
-            stack.extend(node.otherwise)
-        elif t is H.TemplateFor:
-            stack.append(node.collection)
-            stack.extend(node.body)
-        elif t is H.FunctionCall:
-            stack.extend(node.args)
-        elif t is H.TupleExpr:
-            stack.extend(node.items)
-        elif t is H.ObjectExpr:
-            for item in node.items:
-                stack.append(item.key)
-                stack.append(item.value)
-        elif t is H.Conditional:
-            stack.extend((node.cond, node.true, node.false))
-        elif t is H.BinaryOp:
-            stack.extend((node.left, node.right))
-        elif t is H.UnaryOp:
-            stack.append(node.operand)
-        elif t is H.ForExpr:
-            stack.extend(x for x in (node.collection, node.key, node.value, node.cond) if x is not None)
-        elif t is H.Parenthesis:
-            stack.append(node.expr)
-    return out
-
-
-def _push_step(step: Any, stack: list) -> None:
-    if isinstance(step, H.Index):
-        stack.append(step.key)
-    elif isinstance(step, H.Splat):
-        for s in step.steps:
-            _push_step(s, stack)
-
-
-def block_references(block: Any, out: set | None = None) -> set:
-    """References of every expression in a block and its nested blocks."""
-    if out is None:
-        out = set()
-    stack = [block]
-    while stack:
-        b = stack.pop()
-        for attr in b.attributes.values():
-            references(attr.expr, out)
-        stack.extend(b.blocks)
-    return out
-
-
-__all__ = ["Budget", "BudgetExceeded", "Evaluator", "Scope", "references", "block_references",
-           "EvalError", "ResourceValue", "set_of"]
+__all__ = ["BudgetExceeded", "Evaluator", "Scope", "EvalError", "ResourceValue", "set_of"]

@@ -6,7 +6,7 @@ doubles itself to gigabytes, and a regex backtracks for hours (issue 16,
 item 14). Every function result is bounded in size, checked *before* it is
 built where its size can be known in advance and after it is built
 otherwise; work inside functions is charged to the same step budget as the
-evaluation steps (:class:`Budget` in evaluator.py); regexes run with a
+evaluation steps (:class:`Budget` in budget.py); regexes run with a
 time bound. A value over a bound is UNKNOWN and the builder reports one
 MLC001 for it.
 """

@@ -61,7 +61,7 @@ def _providers(doc: Document, model: TerraformModel) -> dict[str, ProviderConfig
         if region is None:
             region = UNKNOWN
         if region is UNKNOWN and name in ("google", "google-beta") and isinstance(zone, str):
-            from mlcost_lint.model.terraform.builder import zone_region
+            from mlcost_lint.model.terraform.regions import zone_region
 
             region = zone_region(zone)
         cfg = ProviderConfig(name=name, alias=spec.get("alias"), location=doc.location(
@@ -131,7 +131,7 @@ def _strip_index(address: str) -> str:
 
 
 def load_plan(doc: Document, model: TerraformModel) -> None:
-    from mlcost_lint.model.terraform.builder import apply_region
+    from mlcost_lint.model.terraform.regions import apply_region
     data = doc.data
     configs = _providers(doc, model)
     keys = _config_keys(doc)

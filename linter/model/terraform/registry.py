@@ -175,7 +175,7 @@ class _Ctx:
 
     def resource(self, rtype: str, name: str, address: str, attrs: dict, locs: dict,
                  provider: str, config: ProviderConfig | None, loc: Location) -> CloudResource:
-        from mlcost_lint.model.terraform.builder import apply_region
+        from mlcost_lint.model.terraform.regions import apply_region
 
         res = CloudResource(type=rtype, name=name, address=address, provider=provider, location=loc,
                             attrs=attrs, attr_locations=locs, module_calls=self.calls, origin="module-input")
