@@ -272,3 +272,59 @@ def test_gitignore_patterns(tmp_path: Path, lines: str, path: str, is_dir: bool,
     gi.enter(tmp_path)
     assert (gi.match(tmp_path / path, is_dir) is not None) is ignored
     assert all(r.source.endswith(".gitignore") for r in parse_lines(lines, str(tmp_path / ".gitignore")))
+
+
+@pytest.mark.parametrize("top", [".", "./tree", "tree", "tree/../tree", "ABS"])
+def test_walk_paths_are_made_absolute_as_normpath_would(tmp_path: Path, monkeypatch, top: str):
+    # GitIgnore._abs swaps the walk's top for its absolute path instead of
+    # normpath-ing each path: equal for every path a walk makes, odd names too.
+    from mlcost_lint.discover import walk_folder
+
+    tree = tmp_path / "tree"
+    for folder in ("a", ".hidden/x", "a..b", "..dots", "sub/.git-ish", "sub/deep/er"):
+        (tree / folder).mkdir(parents=True, exist_ok=True)
+        (tree / folder / "p.yaml").write_text(POD.format(name="p"))
+    (tree / "sub" / ".gitignore").write_text("ignored.yaml\n")
+    (tree / "sub" / "ignored.yaml").write_text(POD.format(name="i"))
+    monkeypatch.chdir(tmp_path if top != "." else tree)
+    start = Path(str(tree) if top == "ABS" else top)
+    gi = GitIgnore.for_walk(start)
+    paths = [str(start)]
+    for dirpath, _dirs, files in __import__("os").walk(str(start)):
+        paths += [f"{dirpath}/{name}" for name in [*_dirs, *files]]
+    slow = GitIgnore()
+    assert gi._top and len(paths) > 15
+    for p in paths:
+        assert gi._abs(p) == slow._abs(p) == __import__("os").path.abspath(p), p
+    walk = walk_folder(start, [], tmp_path, tmp_path, respect_gitignore=True)
+    kept = sorted(d for d, _ in walk.events if d is not None)
+    assert len(kept) == 6 and not any(d.endswith("ignored.yaml") for d in kept), kept
+
+
+def test_every_walked_folder_has_its_ignore_file_consulted_only_listed_ones_read(tmp_path: Path, monkeypatch):
+    # A folder's listing says whether it holds a .gitignore: only then is it
+    # asked for; every walked folder's ignore file is still watched (a new
+    # one moves the folder's stamp), and a folder named .gitignore is no file.
+    import os
+
+    from mlcost_lint.discover import walk_folder
+
+    for folder in ("a/b", "c", "d/.gitignore"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "a" / ".gitignore").write_text("x.yaml\n")
+    for folder in ("a", "a/b", "c", "d"):
+        (tmp_path / folder / "x.yaml").write_text(POD.format(name="x"))
+        (tmp_path / folder / "y.yaml").write_text(POD.format(name="y"))
+    asked: list[str] = []
+    real_lstat = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda p, *a, **k: (asked.append(os.fspath(p)), real_lstat(p, *a, **k))[1])
+    monkeypatch.chdir(tmp_path)
+    walk = walk_folder(Path("."), [], tmp_path, tmp_path, respect_gitignore=True)
+    kept = sorted(d for d, _ in walk.events if d is not None)
+    assert kept == ["a/b/y.yaml", "a/y.yaml", "c/x.yaml", "c/y.yaml", "d/x.yaml", "d/y.yaml"]
+    # every walked folder's ignore file, absolute, in walk order (as before the listing was asked)
+    assert [p for p in walk.watched if p.endswith("/.gitignore") and p.startswith("/")] == [
+        f"{tmp_path}/.gitignore", f"{tmp_path}/a/.gitignore", f"{tmp_path}/a/b/.gitignore",
+        f"{tmp_path}/c/.gitignore", f"{tmp_path}/d/.gitignore", f"{tmp_path}/d/.gitignore/.gitignore"]
+    assert sorted(p for p in asked if p.endswith(".gitignore")) == [f"{tmp_path}/.gitignore",
+                                                                    f"{tmp_path}/a/.gitignore"]

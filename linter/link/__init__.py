@@ -82,7 +82,7 @@ def link_project(project: Project, settings: Settings) -> None:
         steps = (
             ("configs", lambda: link_configs(project, index)),
             ("launches", lambda: link_launches(project, index)),
-                ("launch-line settings", lambda: link_line_settings(project, index)),
+            ("launch-line settings", lambda: link_line_settings(project, index)),
             ("pools", lambda: link_pools(project)),
             ("data paths", lambda: link_data_paths(project, settings)),
             ("managed jobs", lambda: link_managed(project, settings)),
