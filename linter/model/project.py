@@ -209,7 +209,7 @@ class Project:
     # mlcost_lint.secrets.collect_secrets reads them from here.
     hcl_secrets: frozenset[str] | None = None
     # Secret-looking values of the files a sliced run did not read
-    # (mlcost_lint.project_slice): messages never print them either.
+    # (mlcost_lint.slice_choice.outside_secrets): messages never print them either.
     outside_secrets: frozenset[str] = frozenset()
     # The configs and ConfigMaps of the files such a run did not read, by
     # name (model.absent): path lookups decide as the whole run would.

@@ -26,7 +26,8 @@ from mlcost_lint.model.terraform.limits import (  # noqa: F401  (bounded, ValueT
 )
 from mlcost_lint.parse import hcl as H
 
-__all__ = ["BudgetExceeded", "Evaluator", "Scope", "ValueTooLarge", "bounded"]
+__all__ = ["BudgetExceeded", "EvalError", "Evaluator", "ResourceValue", "Scope", "ValueTooLarge", "bounded",
+           "set_of"]
 
 
 # Functions that walk whole nested values: charged by size before they run.
@@ -574,6 +575,3 @@ class Evaluator:
                 continue
             return value   # an UNKNOWN first success stays UNKNOWN, as in Terraform
         raise EvalError("no try() argument succeeded")
-
-
-__all__ = ["BudgetExceeded", "Evaluator", "Scope", "EvalError", "ResourceValue", "set_of"]
