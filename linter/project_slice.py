@@ -259,12 +259,20 @@ def _partners(project: "Project") -> dict[str, set[str]]:
     return out
 
 
+# The one empty set of every entry with no secret-looking value (most of
+# them): pickled once, not once per entry. Loading a hook's index on bench/'s
+# 8,000 files built 7,600 empty sets, 0.65 us each, a fifth of the load.
+_NO_SECRETS: frozenset[str] = frozenset()
+
+
 def _secrets(pf: ParsedFile) -> frozenset[str] | None:
     """Its values collect_secrets would find: the file's own, and those of
     the training configs its ConfigMaps embed."""
     if pf.secrets is None or pf.model is None:
-        return pf.secrets
-    return pf.secrets | pf.model.embedded_secrets
+        found = pf.secrets
+    else:
+        found = pf.secrets | pf.model.embedded_secrets
+    return _NO_SECRETS if found is not None and not found else found
 
 
 def _entry(pf: ParsedFile, key: str, partners: set[str]) -> IndexedFile:
