@@ -389,8 +389,7 @@ def walk_folder(start: Path, exclude: list[str], root: Path, cwd: Path, respect_
             # Asked for only when the listing holds it (a folder of that name
             # is no ignore file), in any case: a case-insensitive file system
             # opens ".GITIGNORE" as ".gitignore", as git does there.
-            ignore.enter(dirpath, ".gitignore" in files or any(
-                len(name) == 10 and name.lower() == ".gitignore" for name in files))
+            ignore.enter(dirpath, any(len(name) == 10 and name.lower() == ".gitignore" for name in files))
         dirnames[:] = sorted(d for d in dirnames if keep_dir(dirpath, folder, d))
         for name in sorted(files):
             kind = kind_of(name)

@@ -10,7 +10,7 @@ the result (``flatten``, ``toset``, ``distinct``), the result is UNKNOWN.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterator
 
 from mlcost_lint.model.core import UNKNOWN
 from mlcost_lint.model.terraform.functions_registry import _list, _map, _str, fn
@@ -112,14 +112,7 @@ def length(v: Any) -> Any:
 
 @fn()
 def contains(seq: Any, value: Any) -> Any:
-    result: Any = False
-    for item in _list(seq):
-        eq = tf_equal(item, value)
-        if eq is True:
-            return True
-        if eq is UNKNOWN:
-            result = UNKNOWN
-    return result
+    return _decided((tf_equal(item, value) for item in _list(seq)), True)
 
 
 @fn()
@@ -248,24 +241,23 @@ def setunion(*sets: Any) -> Any:
 
 @fn()
 def alltrue(seq: Any) -> Any:
-    result: Any = True
-    for x in _list(seq):
-        b = to_bool(x)
-        if b is False:
-            return False
-        if b is UNKNOWN:
-            result = UNKNOWN
-    return result
+    return _decided((to_bool(x) for x in _list(seq)), False)
 
 
 @fn()
 def anytrue(seq: Any) -> Any:
-    result: Any = False
-    for x in _list(seq):
-        b = to_bool(x)
-        if b is True:
-            return True
-        if b is UNKNOWN:
+    return _decided((to_bool(x) for x in _list(seq)), True)
+
+
+def _decided(answers: Iterator[Any], decisive: bool) -> Any:
+    """Three-valued any (``decisive`` True) or all (False): ``decisive`` at
+    the first answer that is it (the rest not asked), else UNKNOWN when an
+    answer was unknown, else the other value."""
+    result: Any = not decisive
+    for answer in answers:
+        if answer is decisive:
+            return decisive
+        if answer is UNKNOWN:
             result = UNKNOWN
     return result
 
