@@ -125,7 +125,8 @@ class GitIgnore:
 
     levels: list[_Level] = field(default_factory=list)
     _loaded: set[str] = field(default_factory=set)
-    # Every ignore file asked for, there or not (discover.Discovery.watched).
+    # Every ignore file asked for, there or not (discover.Discovery.watched);
+    # not those of folders whose listing held none (enter's ``listed``).
     consulted: list[str] = field(default_factory=list)
     # The working folder when the walk began: os.path.abspath asked the
     # system for it again for every walked file and folder.
@@ -186,7 +187,12 @@ class GitIgnore:
 
     def enter(self, folder: Path | str, listed: bool = True) -> None:
         """``listed`` False: the folder's listing, just read, holds no file
-        named ``.gitignore`` (it is consulted all the same, not asked for)."""
+        named ``.gitignore``: it is neither asked for nor watched. The walk
+        watches the folder itself, and an ignore file made, renamed or
+        linked there moves the folder's stamp and changes its listing
+        (discover_cache._same_listing): its own absent stamp told nothing
+        more, and was 1,210 of the 4,800 stamps a run over the real corpus
+        checks before it replays or reuses its walk."""
         full = self._abs(folder)
         if full in self._loaded:
             return
@@ -195,8 +201,6 @@ class GitIgnore:
         path = os.path.join(full, ".gitignore")
         if listed:
             self._add_file(full, path, path)
-        else:
-            self.consulted.append(path)
 
     def match(self, path: Path | str, is_dir: bool) -> Rule | None:
         """The rule that ignores ``path``, or None (not ignored, or re-included)."""

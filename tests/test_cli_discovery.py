@@ -301,10 +301,10 @@ def test_walk_paths_are_made_absolute_as_normpath_would(tmp_path: Path, monkeypa
     assert len(kept) == 6 and not any(d.endswith("ignored.yaml") for d in kept), kept
 
 
-def test_every_walked_folder_has_its_ignore_file_consulted_only_listed_ones_read(tmp_path: Path, monkeypatch):
+def test_only_listed_ignore_files_are_read_and_watched_besides_every_walked_folder(tmp_path: Path, monkeypatch):
     # A folder's listing says whether it holds a .gitignore: only then is it
-    # asked for; every walked folder's ignore file is still watched (a new
-    # one moves the folder's stamp), and a folder named .gitignore is no file.
+    # asked for and watched; every walked folder is watched (a new ignore
+    # file moves its stamp), and a folder named .gitignore is no file.
     import os
 
     from mlcost_lint.discover import walk_folder
@@ -322,9 +322,11 @@ def test_every_walked_folder_has_its_ignore_file_consulted_only_listed_ones_read
     walk = walk_folder(Path("."), [], tmp_path, tmp_path, respect_gitignore=True)
     kept = sorted(d for d, _ in walk.events if d is not None)
     assert kept == ["a/b/y.yaml", "a/y.yaml", "c/x.yaml", "c/y.yaml", "d/x.yaml", "d/y.yaml"]
-    # every walked folder's ignore file, absolute, in walk order (as before the listing was asked)
+    # the ignore files asked for, absolute, in walk order: the top folder's (asked before the
+    # walk lists it, with the folders above it up to a git root) and a's; and every walked folder
     assert [p for p in walk.watched if p.endswith("/.gitignore") and p.startswith("/")] == [
-        f"{tmp_path}/.gitignore", f"{tmp_path}/a/.gitignore", f"{tmp_path}/a/b/.gitignore",
-        f"{tmp_path}/c/.gitignore", f"{tmp_path}/d/.gitignore", f"{tmp_path}/d/.gitignore/.gitignore"]
+        f"{tmp_path}/.gitignore", f"{tmp_path}/a/.gitignore"]
+    assert [p for p in walk.watched if not p.endswith(".yaml") and not p.startswith("/")] == [
+        ".", "./a", "./a/b", "./c", "./d", "./d/.gitignore"]
     assert sorted(p for p in asked if p.endswith(".gitignore")) == [f"{tmp_path}/.gitignore",
                                                                     f"{tmp_path}/a/.gitignore"]

@@ -132,6 +132,20 @@ def test_a_new_gitignore_or_config_is_linted_again(demo):
     assert before != after
 
 
+def test_an_ignore_file_made_in_a_folder_that_had_none_is_linted_again(demo):
+    # Such a folder's .gitignore is not watched itself: the file made there
+    # (here renamed into place) moves the folder's stamp, which is.
+    tree, run = demo
+    draft = tree / "k8s" / "ignore.draft"
+
+    def make() -> None:
+        draft.write_text("dev-box.yaml\n")
+        draft.rename(tree / "k8s" / ".gitignore")
+
+    before, after = _change_then_compare(run, make, *ARGS)
+    assert b"k8s/dev-box.yaml" in before[1] and b"k8s/dev-box.yaml" not in after[1]
+
+
 def test_a_config_in_a_folder_above_is_linted_again(demo):
     tree, run = demo
     (tree / ".git").rename(tree / ".git-moved")   # the config search stops at the git root: move it up
