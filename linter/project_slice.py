@@ -507,6 +507,11 @@ def terraform_key(index_key: str, index: ProjectIndex, keys: dict[str, str | Non
     return INDEX_PREFIX + h.hexdigest()[1:]
 
 
+# A summary kept in the cache and not loaded (SlicePlan._incremental): a run
+# that recomputes no finding reads no slice, and needs only to know one is kept.
+UNREAD = TerraformSummary([], [], [], frozenset())
+
+
 def load_summary(cache: "ParseCache", key: str) -> TerraformSummary | None:
     value = cache.get(key)
     return value if isinstance(value, TerraformSummary) else None

@@ -159,6 +159,26 @@ def test_a_terraform_comment_is_read_for_suppression_only(tmp_path, monkeypatch)
     assert ("MLC203", "infra/eks.tf") not in {(f.code, f.location.path) for f in cached.findings}
 
 
+def test_comments_alone_recompute_nothing_and_load_no_terraform_summary(tmp_path, monkeypatch):
+    # Every changed file means what it meant (comments appended to YAML and
+    # .tf files): no finding is recomputed, so the summary kept of the
+    # Terraform is not loaded, only found to be kept. A changed value in a
+    # file whose findings read Terraform loads it (its slice reads it).
+    from mlcost_lint import project_slice
+
+    root, cache = _demo(tmp_path)
+    loaded: list[str] = []
+    real = project_slice.load_summary
+    monkeypatch.setattr(project_slice, "load_summary", lambda c, key: loaded.append(key) or real(c, key))
+    for path in ("infra/eks.tf", "k8s/dev-box.yaml", "configs/lora.yml"):
+        _append(root / path, "# reviewed")
+    _cached_run(root, cache, incremental=True)
+    assert loaded == []
+    assert _change_a_value(root / "k8s" / "dev-box.yaml")
+    _cached_run(root, cache, incremental=True)
+    assert len(loaded) == 1
+
+
 def test_a_hook_after_a_terraform_comment_reads_no_terraform(tmp_path, monkeypatch):
     # The first hook after a pull that changed only comments in Terraform
     # takes the Terraform side from the summary of its meaning, and the
