@@ -12,7 +12,7 @@ import hmac
 import os
 import stat
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 KEY_BYTES = 32
 KEY_FILE_MAX = 4096

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
 
 @functools.lru_cache(maxsize=1)
