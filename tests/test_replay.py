@@ -31,6 +31,11 @@ def _mark():
         # a replay imports no more than it needs (typing was 4 ms of a 50 ms one)
         fh.write(" typing" if "typing" in sys.modules and "mlcost_lint.cli" not in sys.modules else "")
 atexit.register(_mark)
+_hard_exit = os._exit
+def _exit(code):    # the console script ends with os._exit (entry._exit): no atexit then
+    _mark()
+    _hard_exit(code)
+os._exit = _exit
 from mlcost_lint.entry import main
 sys.argv = ["mlcost-lint", *sys.argv[1:]]
 main()
