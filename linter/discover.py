@@ -385,12 +385,12 @@ def walk_folder(start: Path, exclude: list[str], root: Path, cwd: Path, respect_
                                                          out.listings if listings else None):
         watched.append(dirpath)
         out.links += links
-        if ignore is not None:
-            # Asked for, and watched, only when the listing holds it (a folder
-            # of that name is no ignore file), in any case: a case-insensitive
-            # file system opens ".GITIGNORE" as ".gitignore", as git does
-            # there. One made later moves the folder's stamp, watched above.
-            ignore.enter(dirpath, any(len(name) == 10 and name.lower() == ".gitignore" for name in files))
+        # Asked for, and watched, only when the listing holds it (a folder of
+        # that name is no ignore file), in any case: a case-insensitive file
+        # system opens ".GITIGNORE" as ".gitignore", as git does there. One
+        # made later moves the folder's stamp, watched above.
+        if ignore is not None and any(len(name) == 10 and name.lower() == ".gitignore" for name in files):
+            ignore.enter(dirpath)
         dirnames[:] = sorted(d for d in dirnames if keep_dir(dirpath, folder, d))
         for name in sorted(files):
             kind = kind_of(name)

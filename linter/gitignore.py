@@ -125,8 +125,8 @@ class GitIgnore:
 
     levels: list[_Level] = field(default_factory=list)
     _loaded: set[str] = field(default_factory=set)
-    # Every ignore file asked for, there or not (discover.Discovery.watched);
-    # not those of folders whose listing held none (enter's ``listed``).
+    # Every ignore file asked for, there or not (discover.Discovery.watched):
+    # the walk asks only folders whose listing holds one (enter).
     consulted: list[str] = field(default_factory=list)
     # The working folder when the walk began: os.path.abspath asked the
     # system for it again for every walked file and folder.
@@ -185,22 +185,21 @@ class GitIgnore:
         if rules:
             self.levels.append(_Level(Path(base), rules))
 
-    def enter(self, folder: Path | str, listed: bool = True) -> None:
-        """``listed`` False: the folder's listing, just read, holds no file
-        named ``.gitignore``: it is neither asked for nor watched. The walk
-        watches the folder itself, and an ignore file made, renamed or
-        linked there moves the folder's stamp and changes its listing
-        (discover_cache._same_listing): its own absent stamp told nothing
+    def enter(self, folder: Path | str) -> None:
+        """Add ``folder``'s own ``.gitignore`` (asked for, and watched). The
+        walk enters only folders whose listing, just read, holds one: a
+        folder without is watched by its own stamp, which an ignore file
+        made, renamed or linked there moves, changing its listing too
+        (discover_cache._same_listing); the absent file's stamp told nothing
         more, and was 1,210 of the 4,800 stamps a run over the real corpus
         checks before it replays or reuses its walk."""
         full = self._abs(folder)
         if full in self._loaded:
             return
         self._loaded.add(full)
-        # Strings: asked for every walked folder, and most have no .gitignore.
+        # Strings: asked for every walked folder that has one.
         path = os.path.join(full, ".gitignore")
-        if listed:
-            self._add_file(full, path, path)
+        self._add_file(full, path, path)
 
     def match(self, path: Path | str, is_dir: bool) -> Rule | None:
         """The rule that ignores ``path``, or None (not ignored, or re-included)."""
