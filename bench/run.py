@@ -111,23 +111,24 @@ def measure(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None,
 
     thread = threading.Thread(target=sample, daemon=True)
     thread.start()
-    timed_out = False
-    deadline = t0 + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            timed_out = True
-            for p in reversed(_tree(proc.pid)):
-                try:
-                    os.kill(p, 9)
-                except OSError:
-                    pass
-            pid, status, usage = os.wait4(proc.pid, 0)
-            break
-        time.sleep(0.005)
+    killed = threading.Event()
+
+    def kill() -> None:
+        killed.set()
+        for p in reversed(_tree(proc.pid)):
+            try:
+                os.kill(p, 9)
+            except OSError:
+                pass
+
+    # A blocking wait ends the moment the process does (a 5 ms polling loop
+    # here added 0-5 ms to every run: 2.5 ms on average, 5% of a warm run).
+    timer = threading.Timer(timeout, kill)
+    timer.start()
+    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
+    timer.cancel()
+    timed_out = killed.is_set()
     done.set()
     thread.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
