@@ -48,6 +48,8 @@ _HEADER_ENDS = frozenset({"w", '"', '"e'})
 # Operators a preceding newline merges into (hcl2.postlexer.OPERATOR_TYPES).
 _MERGING = frozenset({"==", "!=", "<", ">", "<=", ">=", "*", "/", "%", "&&", "||", "+", "?"})
 _IGNORING_OPENERS = frozenset({"(", "[", "${", "%{"})
+# Punctuation no post-lexer step acts on (not an opener, a closer, "{" or a merging operator).
+_PLAIN_PUNCT = frozenset({"=", ".", ",", ":", "=>", "...", "::", ".*", "[*]", "!", "-", "~"})
 _CLOSERS = frozenset({")", "]", "}"})
 
 _close_cache: dict[str, "re.Pattern[str]"] = {}
@@ -115,10 +117,10 @@ def tokenize(text: str, line: int = 1, column: int = 1) -> list:
                     break
                 append(("err", text[sp], line, sp - line_start + 1, line, sp))
                 break
-            start = m.start(group)
-            value = m.group(group)
+            # the group found ends the match: one call for both ends
+            start, pos = m.span(group)
+            value = text[start:pos]
             col = start - line_start + 1
-            pos = m.end()
             if group == 1:
                 nl = value.count("\n")
                 tok = ("nl", value, line, col, line + nl, start)
@@ -153,6 +155,11 @@ def tokenize(text: str, line: int = 1, column: int = 1) -> list:
                     continue
             elif group == 5:
                 tok = (value, value, line, col, line, start)
+                if value in _PLAIN_PUNCT and not brace_pending:
+                    # no post-lexer step applies to it (most punctuation: "=", ".", ",")
+                    previous = value
+                    append(tok)
+                    continue
                 if value == "{":
                     modes.append("b")
                 elif value == "}" and modes:
