@@ -574,11 +574,16 @@ def _json_value(v: tuple) -> Any:
 
 def _json_body(body: dict) -> dict:
     out: dict[str, Any] = {}
+    blocks: set[str] = set()
     for key, (kind, v) in body.items():
         name = key.split("#")[0]
+        # JSON holds one value per name: an attribute and a block of the same
+        # name (native syntax allows both) keep the first one drawn
         if kind == "attr":
-            out[name] = _json_value(v)
-        else:
+            if name not in out:
+                out[name] = _json_value(v)
+        elif name in blocks or name not in out:
+            blocks.add(name)
             out.setdefault(name, []).append(_json_body(v))
     return out
 
