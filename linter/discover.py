@@ -340,6 +340,13 @@ class FolderWalk:
     links: list[str] = field(default_factory=list)
     # Each folder walked -> listing_digest (when the walk is kept: discover_cache).
     listings: dict[str, bytes] = field(default_factory=dict)
+    # Each folder visited (listed or not), in visiting order -> how many
+    # events, watched paths and links came before its visit. The walk is
+    # depth-first, so a folder and everything under it are one run of each:
+    # rewalk_folders replaces that run when the folder's listing changed.
+    spans: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    # How many of ``watched`` the folders gave; the ignore files consulted follow.
+    body: int = 0
 
 
 def walk_folder(start: Path, exclude: list[str], root: Path, cwd: Path, respect_gitignore: bool,
@@ -347,14 +354,26 @@ def walk_folder(start: Path, exclude: list[str], root: Path, cwd: Path, respect_
     """Every file under ``start`` discovery reads or passes over, in walk
     order; ``listings``: with each folder's listing_digest."""
     out = FolderWalk()
-    events, watched = out.events, out.watched
+    ignore = GitIgnore.for_walk(start) if respect_gitignore else None
+    _walk_below(out, str(start), display_path(start, cwd), ignore, exclude, root, cwd, listings)
+    out.body = len(out.watched)
+    if ignore is not None:
+        out.watched += ignore.consulted
+    return out
+
+
+def _walk_below(out: FolderWalk, top: str, top_display: str, ignore: GitIgnore | None, exclude: list[str],
+                root: Path, cwd: Path, listings: bool) -> None:
+    """Walk ``top`` (shown as ``top_display``) and everything under it into
+    ``out``, with ``ignore`` holding the rules in force above it."""
+    events, watched, spans = out.events, out.watched, out.spans
 
     def on_error(exc: OSError) -> None:
-        watched.append(os.fspath(exc.filename or start))
-        where = escape_controls(display_path(Path(exc.filename or start), cwd))
+        where_path = os.fspath(exc.filename or top)
+        spans.setdefault(where_path, (len(events), len(watched), len(out.links)))
+        watched.append(where_path)
+        where = escape_controls(display_path(Path(exc.filename or top), cwd))
         events.append((None, ParseError(where, 1, 1, f"cannot read directory: {exc.strerror or exc}")))
-
-    ignore = GitIgnore.for_walk(start) if respect_gitignore else None
 
     def keep_dir(dirpath: str, folder: str, d: str) -> bool:
         # Strings, not Paths: a real tree has a folder per two files, and
@@ -381,8 +400,9 @@ def walk_folder(start: Path, exclude: list[str], root: Path, cwd: Path, respect_
         return True
 
     # Symlinked folders (and loops) are never entered.
-    for dirpath, folder, dirnames, files, links in _walk(str(start), display_path(start, cwd), on_error,
+    for dirpath, folder, dirnames, files, links in _walk(top, top_display, on_error,
                                                          out.listings if listings else None):
+        spans[dirpath] = (len(events), len(watched), len(out.links))
         watched.append(dirpath)
         out.links += links
         # Asked for, and watched, only when the listing holds it (a folder of
@@ -415,9 +435,107 @@ def walk_folder(start: Path, exclude: list[str], root: Path, cwd: Path, respect_
             if is_regular is False:
                 continue  # FIFOs, sockets, devices: reading them blocks or never ends
             events.append((display, _checked(full, kind, display, False, False, exclude, root, cwd)))
-    if ignore is not None:
-        watched += ignore.consulted
+
+
+def under(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or below it (paths as the walk joins them)."""
+    return path == folder or path.startswith(folder if folder.endswith("/") else folder + "/")
+
+
+def rewalk_folders(recorded: FolderWalk, folders: list[str], start: Path, exclude: list[str], root: Path,
+                   cwd: Path, respect_gitignore: bool) -> FolderWalk | None:
+    """``recorded`` (walk_folder's walk of ``start``, with listings) with
+    the folders ``folders``, which it visited and whose listing changed since,
+    walked again with everything under them: the same events, watched
+    paths, links, listings and spans as a new walk of ``start``. A file made, removed
+    or renamed changes only its folder's listing; walking that folder again
+    instead of the tree was 13 against 90 ms of a pre-commit hook's
+    discovery on bench/'s 8,000 files. None when a folder is not one the
+    walk visited."""
+    if os.sep != "/" or any(f not in recorded.spans for f in folders):
+        return None
+    top, top_display = str(start), display_path(start, cwd)
+    order = list(recorded.spans)
+    position = {f: i for i, f in enumerate(order)}
+    # A folder's parent decides whether it is entered, by its name (unchanged)
+    # and by a pyvenv.cfg in it: a folder that has one now is its parent's to walk again.
+    folders = [f.rsplit("/", 1)[0] if os.path.lexists(_join(f, "pyvenv.cfg")) else f for f in folders]
+    if any(f not in position for f in folders):
+        return None
+    tops: list[str] = []
+    for f in sorted(set(folders), key=position.__getitem__):
+        if not (tops and under(f, tops[-1])):   # visiting order: a folder's subtree follows it
+            tops.append(f)
+    prefix = top if top.endswith("/") else top + "/"
+    if any(f == top or not f.startswith(prefix) for f in tops):
+        return None     # the folder given itself: walked again whole, by the caller
+    out = FolderWalk()
+    old_events, old_watched, old_links = recorded.events, recorded.watched[:recorded.body], recorded.links
+    tail = list(recorded.watched[recorded.body:])
+    consulted: list[str] = []
+    listings: dict[str, bytes] = {}
+    at = (0, 0, 0)              # how far the recorded walk has been copied
+    i = 0
+    for f in tops:
+        # the recorded walk up to f's visit, its spans shifted to where they land now
+        begin = recorded.spans[f]
+        while order[i] != f:
+            e, w, n = recorded.spans[order[i]]
+            out.spans[order[i]] = (e - at[0] + len(out.events), w - at[1] + len(out.watched),
+                                   n - at[2] + len(out.links))
+            i += 1
+        out.events += old_events[at[0]:begin[0]]
+        out.watched += old_watched[at[1]:begin[1]]
+        out.links += old_links[at[2]:begin[2]]
+        while i < len(order) and under(order[i], f):
+            i += 1
+        at = recorded.spans[order[i]] if i < len(order) else (len(old_events), len(old_watched), len(old_links))
+        # f walked again, with the ignore files of the folders above it in force
+        rel = f[len(prefix):]
+        ignore = None
+        if respect_gitignore:
+            ignore = GitIgnore.for_walk(start)
+            parts = rel.split("/")
+            for k in range(1, len(parts)):
+                above = prefix + "/".join(parts[:k])
+                if _lists_gitignore(above):
+                    ignore.enter(above)
+            primed = len(ignore.consulted)
+        sub = FolderWalk()
+        _walk_below(sub, f, rel if top_display == "." else f"{top_display}/{rel}", ignore, exclude, root, cwd,
+                    True)
+        for folder, (e, w, n) in sub.spans.items():
+            out.spans[folder] = (e + len(out.events), w + len(out.watched), n + len(out.links))
+        out.events += sub.events
+        out.watched += sub.watched
+        out.links += sub.links
+        listings.update(sub.listings)
+        if ignore is not None:
+            consulted += ignore.consulted[primed:]
+        gone = os.path.abspath(f)
+        tail = [p for p in tail if not under(p, gone)]
+    for folder in order[i:]:
+        e, w, n = recorded.spans[folder]
+        out.spans[folder] = (e - at[0] + len(out.events), w - at[1] + len(out.watched), n - at[2] + len(out.links))
+    out.events += old_events[at[0]:]
+    out.watched += old_watched[at[1]:]
+    out.links += old_links[at[2]:]
+    out.listings = {k: v for k, v in recorded.listings.items() if not any(under(k, f) for f in tops)}
+    out.listings.update(listings)
+    out.body = len(out.watched)
+    # The ignore files in the order a new walk consults them: those of the
+    # folders above the walk first (for_walk), then each folder's as it is visited.
+    visit = {os.path.abspath(folder): n for n, folder in enumerate(out.spans)}
+    out.watched += sorted(tail + consulted, key=lambda p: visit.get(os.path.dirname(p), -1))
     return out
+
+
+def _lists_gitignore(folder: str) -> bool:
+    """Whether ``folder``'s listing holds an ignore file, as the walk asks (walk_folder)."""
+    try:
+        return any(len(name) == 10 and name.lower() == ".gitignore" for name in os.listdir(folder))
+    except OSError:
+        return False
 
 
 def discover(paths: list[str], exclude: list[str], root: Path, cwd: Path | None = None,

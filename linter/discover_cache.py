@@ -17,6 +17,13 @@ but which is the same folder and lists the same names with the same types
 gives the same walk too (a file deleted and written again: git checkout,
 pre-commit's stash, an editor's save by rename): that folder alone is
 listed again and compared with what the walk saw (``FolderWalk.listings``).
+A folder that lists other names now (a file made, removed or renamed
+there: the first hook after a pull or a new file) is walked again alone,
+with what is under it, and spliced into the recorded walk
+(discover.rewalk_folders: the same walk as a new one), when everything else
+that moved is under such a folder; anything else that moved (an ignore
+file's content, a sniffed file, a link's target, what is above the walk)
+walks the whole folder again, as before.
 A walk with a stamp younger than replay.margin_ns() (3 s) before it began is
 not recorded (a second write in the same clock tick would keep the stamp):
 the next run walks again; unless that stamp is a folder's the walk listed,
@@ -35,16 +42,15 @@ import hashlib
 import os
 import stat
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mlcost_lint.discover import FolderWalk, listing_digest
+from mlcost_lint.discover import FolderWalk, listing_digest, rewalk_folders, under
 from mlcost_lint.lean_dataclass import dataclass
 from mlcost_lint.pickling import pickled_by_fields
 from mlcost_lint.replay import margin_ns, names_above, path_stamp, too_recent
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from mlcost_lint.cache import ParseCache
 
 # "w" + hex: walks sit in shard folders w0..wf, apart from the other entries.
@@ -91,15 +97,32 @@ class WalkCache:
         racy = set(found.racy)
         again = False   # recorded again: a stamp moved, or a racy one is old enough now
         before = self._began_ns - margin_ns()
+        listings = found.walk.listings
+        relist: list[str] = []      # walked folders that list other names now
+        moved: list[str] = []       # anything else that moved
         for path, stamp in found.stamps:
             now = path_stamp(path)
             if now != stamp or path in racy:
-                if not _same_listing(path, stamp, now, found.walk.listings):
-                    return None
-                again = again or now != stamp or not too_recent(now, before, time.time_ns())
+                if _same_listing(path, stamp, now, listings):
+                    again = again or now != stamp or not too_recent(now, before, time.time_ns())
+                elif path in listings and _is_folder(now):
+                    relist.append(path)
+                else:
+                    moved.append(path)
+        walk = found.walk
+        if relist:
+            # only those folders walked again (and what is under them), when all that moved is there
+            if not all(any(under(path, folder) for folder in relist) for path in moved):
+                return None
+            walk = rewalk_folders(walk, relist, Path(start), *how)
+            if walk is None:
+                return None
+            again = True
+        elif moved:
+            return None
         if again:
-            self.put(found.walk, start, *how)
-        return found.walk
+            self.put(walk, start, *how)
+        return walk
 
     def put(self, walk: FolderWalk, start: str, exclude: list[str], root: "Path", cwd: "Path",
             respect_gitignore: bool) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from mlcost_lint import discover as discover_mod
+from mlcost_lint import discover_cache as discover_cache_mod
 from mlcost_lint.cache import ParseCache
 from mlcost_lint.discover import discover
 from mlcost_lint.discover_cache import WalkCache
@@ -175,21 +176,100 @@ def _file_becomes_fifo(root: Path) -> None:
     os.mkfifo(job)
 
 
-@pytest.mark.parametrize("change", [_change_gitignore, _ignore_below, _add_deep, _remove, _rename_folder,
-                                    _make_venv, _unsniff, _retarget_link, _git_above, _replace_folder,
-                                    _file_becomes_link, _file_becomes_fifo])
-def test_a_change_to_anything_the_walk_read_walks_again(tmp_path, monkeypatch, counted, change):
+@pytest.fixture
+def rewalked(monkeypatch):
+    """The folders walked again alone (discover.rewalk_folders), per call."""
+    calls = []
+    real = discover_cache_mod.rewalk_folders
+
+    def rewalk(recorded, folders, *args):
+        calls.append(sorted(folders))
+        return real(recorded, folders, *args)
+
+    monkeypatch.setattr(discover_cache_mod, "rewalk_folders", rewalk)
+    return calls
+
+
+def _recorded_then_changed(tmp_path, monkeypatch, change):
+    """A walk recorded, ``change`` made, and the next run's discovery: (root, before, after)."""
     monkeypatch.setenv("_MLCOST_LINT_REPLAY_MARGIN_NS", "0")
     root = _tree(tmp_path / "p")
     _settled()
     before = _discover(root, _walks(tmp_path))
     change(root)
     _settled()
-    after = _discover(root, _walks(tmp_path))
-    assert len(counted) == 2, "the record was used after the change"
+    return root, before, _discover(root, _walks(tmp_path))
+
+
+# What the walk read besides folder listings: the whole folder walked again.
+@pytest.mark.parametrize("change", [_change_gitignore, _unsniff, _retarget_link, _git_above])
+def test_a_change_to_anything_the_walk_read_walks_again(tmp_path, monkeypatch, counted, rewalked, change):
+    root, before, after = _recorded_then_changed(tmp_path, monkeypatch, change)
+    assert len(counted) == 2 and rewalked == [], "the record was used after the change"
+    _same(after, _discover(root, None))
+    assert (after.files, after.skipped) != (before.files, before.skipped)
+
+
+# A folder that lists other names (or is another folder): that folder walked again, with what is under it.
+@pytest.mark.parametrize("change, folders", [
+    (_ignore_below, ["k8s/jobs"]), (_add_deep, ["k8s/jobs/old"]), (_remove, ["k8s/jobs/old"]),
+    (_rename_folder, ["k8s/jobs"]), (_make_venv, ["k8s/jobs"]), (_replace_folder, ["k8s/jobs", "k8s/jobs/old"]),
+    (_file_becomes_link, ["k8s/jobs"]), (_file_becomes_fifo, ["k8s/jobs/old"])])
+def test_a_folder_that_lists_other_names_is_walked_again_alone(tmp_path, monkeypatch, counted, rewalked, change,
+                                                                folders):
+    root, before, after = _recorded_then_changed(tmp_path, monkeypatch, change)
+    assert len(counted) == 1, "the whole folder was walked again"
+    assert rewalked == [[str(root / f) for f in folders]]
     _same(after, _discover(root, None))
     if change is not _replace_folder:     # another folder listing the same names: the same walk, walked again
         assert (after.files, after.skipped) != (before.files, before.skipped)
+    # the walk recorded then is the next run's, whole
+    _same(_discover(root, _walks(tmp_path)), after)
+    assert len(counted) == 2 and len(rewalked) == 1
+
+
+def _walk_fields(walk) -> tuple:
+    return (walk.events, walk.watched, walk.body, walk.links, walk.listings, list(walk.spans.items()))
+
+
+def test_a_folder_walked_again_gives_what_a_new_walk_gives(tmp_path, monkeypatch):
+    """Under an ignore file of a folder above it (in force for the folder
+    walked again), with a new folder holding its own ignore file, a link, a
+    Python environment and an unreadable folder elsewhere: every field of the
+    walk (events, watched paths and their order, links, listings, spans) is
+    a new walk's."""
+    monkeypatch.setenv("_MLCOST_LINT_REPLAY_MARGIN_NS", "0")
+    root = _tree(tmp_path / "p")
+    _touch(root, "k8s/.gitignore", "*.tmp.yaml\n")
+    _touch(root, "k8s/jobs/a.tmp.yaml")
+    locked = root / "z-locked"
+    locked.mkdir()
+    _touch(root, "z-locked/x.yaml")
+    how = (["vendor"], root, root.parent, True)
+    recorded = discover_mod.walk_folder(root, *how, listings=True)
+    _touch(root, "k8s/jobs/new/.gitignore", "b.yaml\n")
+    _touch(root, "k8s/jobs/new/b.yaml")
+    _touch(root, "k8s/jobs/new/c.yaml")
+    _touch(root, "k8s/jobs/new/d.tmp.yaml")
+    os.symlink(root / "configs", root / "k8s/jobs/configs-link")
+    (root / "k8s/jobs/old/legacy.yaml").unlink()
+    _touch(root, "infra/venv/pyvenv.cfg")
+    folders = [str(root / "k8s/jobs"), str(root / "k8s/jobs/old"), str(root / "infra")]
+    merged = discover_mod.rewalk_folders(recorded, folders, root, *how)
+    fresh = discover_mod.walk_folder(root, *how, listings=True)
+    assert _walk_fields(merged) == _walk_fields(fresh)
+    shown = [display for display, _ in merged.events]
+    assert "p/k8s/jobs/new/c.yaml" in shown and "p/k8s/jobs/new/b.yaml" not in shown
+    assert "p/k8s/jobs/a.tmp.yaml" not in shown and "p/k8s/jobs/new/d.tmp.yaml" not in shown
+    assert str(root / "k8s/jobs/new/.gitignore") in merged.watched[merged.body:]
+
+
+def test_the_folder_given_is_never_walked_again_alone(tmp_path):
+    root = _tree(tmp_path / "p")
+    how = (["vendor"], root, root.parent, True)
+    recorded = discover_mod.walk_folder(root, *how, listings=True)
+    assert discover_mod.rewalk_folders(recorded, [str(root)], root, *how) is None
+    assert discover_mod.rewalk_folders(recorded, [str(tmp_path / "elsewhere")], root, *how) is None
 
 
 def _rewrite_in_place_of(root: Path) -> None:
@@ -232,7 +312,7 @@ def test_a_folder_whose_names_are_the_same_keeps_its_walk(tmp_path, monkeypatch,
     assert len(counted) == 2 and listed == []       # the second walk above was the uncached one
 
 
-def test_a_folder_changed_within_the_margin_is_checked_by_its_listing(tmp_path, monkeypatch, counted):
+def test_a_folder_changed_within_the_margin_is_checked_by_its_listing(tmp_path, monkeypatch, counted, rewalked):
     """The first runs after a pull: a folder changed less than the margin
     before the run, so its stamp cannot be trusted yet. The walk is recorded
     with that folder checked by its listing on every run: the next run walks
@@ -243,23 +323,25 @@ def test_a_folder_changed_within_the_margin_is_checked_by_its_listing(tmp_path, 
     time.sleep(0.45)
     _discover(root, _walks(tmp_path))                       # walk 1, recorded: every stamp is old
     _touch(root, "k8s/jobs/pulled.yaml", GPU_JOB)
-    pulled = _discover(root, _walks(tmp_path))              # walk 2: the listing changed
+    pulled = _discover(root, _walks(tmp_path))              # k8s/jobs walked again: its listing changed
     listed = []
     real = discover_mod.listing_digest
     monkeypatch.setattr("mlcost_lint.discover_cache.listing_digest", lambda p: listed.append(p) or real(p))
     again = _discover(root, _walks(tmp_path))               # the record, k8s/jobs checked by its listing
-    assert len(counted) == 2 and listed == [str(root / "k8s/jobs")]
+    assert len(counted) == 1 and rewalked == [[str(root / "k8s/jobs")]] and listed == [str(root / "k8s/jobs")]
     _same(again, pulled)
+    _same(pulled, _discover(root, None))
+    counted.clear()
     assert "p/k8s/jobs/pulled.yaml" in {sf.display for sf in again.files}
     time.sleep(0.45)
     listed.clear()
     _same(_discover(root, _walks(tmp_path)), pulled)        # old enough now: recorded again without the check
     _same(_discover(root, _walks(tmp_path)), pulled)
-    assert len(counted) == 2 and listed == [str(root / "k8s/jobs")]
+    assert counted == [] and listed == [str(root / "k8s/jobs")]
     _touch(root, "k8s/jobs/second.yaml", GPU_JOB)
     time.sleep(0.45)
     assert "p/k8s/jobs/second.yaml" in {sf.display for sf in _discover(root, _walks(tmp_path)).files}
-    assert len(counted) == 3
+    assert counted == [] and len(rewalked) == 2
 
 
 def test_a_walk_younger_than_the_margin_is_not_recorded(tmp_path, counted):
