@@ -369,10 +369,10 @@ def _walk_below(out: FolderWalk, top: str, top_display: str, ignore: GitIgnore |
     events, watched, spans = out.events, out.watched, out.spans
 
     def on_error(exc: OSError) -> None:
-        where_path = os.fspath(exc.filename or top)
-        spans.setdefault(where_path, (len(events), len(watched), len(out.links)))
-        watched.append(where_path)
-        where = escape_controls(display_path(Path(exc.filename or top), cwd))
+        path = os.fspath(exc.filename or top)
+        spans.setdefault(path, (len(events), len(watched), len(out.links)))
+        watched.append(path)
+        where = escape_controls(display_path(Path(path), cwd))
         events.append((None, ParseError(where, 1, 1, f"cannot read directory: {exc.strerror or exc}")))
 
     def keep_dir(dirpath: str, folder: str, d: str) -> bool:
@@ -409,7 +409,7 @@ def _walk_below(out: FolderWalk, top: str, top_display: str, ignore: GitIgnore |
         # that name is no ignore file), in any case: a case-insensitive file
         # system opens ".GITIGNORE" as ".gitignore", as git does there. One
         # made later moves the folder's stamp, watched above.
-        if ignore is not None and any(len(name) == 10 and name.lower() == ".gitignore" for name in files):
+        if ignore is not None and _holds_gitignore(files):
             ignore.enter(dirpath)
         dirnames[:] = sorted(d for d in dirnames if keep_dir(dirpath, folder, d))
         for name in sorted(files):
@@ -475,14 +475,18 @@ def rewalk_folders(recorded: FolderWalk, folders: list[str], start: Path, exclud
     consulted: list[str] = []
     listings: dict[str, bytes] = {}
     at = (0, 0, 0)              # how far the recorded walk has been copied
+
+    def copy_span(folder: str) -> None:
+        """``folder``'s recorded span, shifted to where the run copied from ``at`` lands now."""
+        e, w, n = recorded.spans[folder]
+        out.spans[folder] = (e - at[0] + len(out.events), w - at[1] + len(out.watched), n - at[2] + len(out.links))
+
     i = 0
     for f in tops:
-        # the recorded walk up to f's visit, its spans shifted to where they land now
+        # the recorded walk up to f's visit
         begin = recorded.spans[f]
         while order[i] != f:
-            e, w, n = recorded.spans[order[i]]
-            out.spans[order[i]] = (e - at[0] + len(out.events), w - at[1] + len(out.watched),
-                                   n - at[2] + len(out.links))
+            copy_span(order[i])
             i += 1
         out.events += old_events[at[0]:begin[0]]
         out.watched += old_watched[at[1]:begin[1]]
@@ -515,8 +519,7 @@ def rewalk_folders(recorded: FolderWalk, folders: list[str], start: Path, exclud
         gone = os.path.abspath(f)
         tail = [p for p in tail if not under(p, gone)]
     for folder in order[i:]:
-        e, w, n = recorded.spans[folder]
-        out.spans[folder] = (e - at[0] + len(out.events), w - at[1] + len(out.watched), n - at[2] + len(out.links))
+        copy_span(folder)
     out.events += old_events[at[0]:]
     out.watched += old_watched[at[1]:]
     out.links += old_links[at[2]:]
@@ -530,10 +533,17 @@ def rewalk_folders(recorded: FolderWalk, folders: list[str], start: Path, exclud
     return out
 
 
+def _holds_gitignore(names) -> bool:
+    """Whether a folder listing ``names`` holds an ignore file: any case of
+    the name (a case-insensitive file system opens ".GITIGNORE" as
+    ".gitignore", as git does there)."""
+    return any(len(name) == 10 and name.lower() == ".gitignore" for name in names)
+
+
 def _lists_gitignore(folder: str) -> bool:
     """Whether ``folder``'s listing holds an ignore file, as the walk asks (walk_folder)."""
     try:
-        return any(len(name) == 10 and name.lower() == ".gitignore" for name in os.listdir(folder))
+        return _holds_gitignore(os.listdir(folder))
     except OSError:
         return False
 
